@@ -1,0 +1,1 @@
+//! A scripted A2A runtime speaking the iac-code wire (not an agent).

@@ -1,0 +1,1 @@
+//! Browser and Node bindings of the iac-agui core.
