@@ -19,6 +19,7 @@ pub mod error;
 pub mod i18n;
 pub mod ids;
 pub mod json;
+pub mod sse;
 pub mod validate;
 
 pub use error::{ErrorCode, MessageKey, ProtocolError};
