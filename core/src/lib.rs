@@ -15,6 +15,7 @@
 pub mod a2a;
 pub mod agui;
 pub mod catalog;
+pub mod document;
 pub mod error;
 pub mod i18n;
 pub mod ids;
