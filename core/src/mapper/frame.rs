@@ -1,0 +1,195 @@
+//! One A2A frame or task snapshot, seen the same way whatever its shape, and
+//! the order in which its parts are mapped (SPEC §6; A2A-WIRE.md §3.1).
+
+use serde_json::{json, Value};
+
+use super::interrupt::collect_inputs;
+use super::pipeline::collect_session_id;
+use super::tools::non_empty;
+use super::{stamp, FeedOptions, FrameReport, Mapped, Mapper};
+use crate::a2a::{Message, StreamResponse, Task, TaskState};
+use crate::agui::EventBody;
+use crate::ids::IdGen;
+
+/// The parts of a frame the mapper reads.
+pub(super) struct FrameView<'a> {
+    task_id: Option<&'a str>,
+    context_id: Option<&'a str>,
+    state: Option<&'a TaskState>,
+    status_message: Option<&'a Message>,
+    history: &'a [Message],
+    metadata: Option<&'a Value>,
+    artifact: Option<&'a Value>,
+}
+
+impl<'a> FrameView<'a> {
+    pub(super) fn of(frame: &'a StreamResponse) -> Self {
+        match frame {
+            StreamResponse::Task(task) => FrameView::of_task(task),
+            StreamResponse::StatusUpdate(update) => FrameView {
+                task_id: Some(update.task_id.as_str()),
+                context_id: Some(update.context_id.as_str()),
+                state: Some(&update.status.state),
+                status_message: update.status.message.as_ref(),
+                history: &[],
+                metadata: update.metadata.as_ref(),
+                artifact: None,
+            },
+            StreamResponse::ArtifactUpdate(update) => FrameView {
+                task_id: Some(update.task_id.as_str()),
+                context_id: Some(update.context_id.as_str()),
+                state: None,
+                status_message: None,
+                history: &[],
+                metadata: None,
+                artifact: Some(&update.artifact),
+            },
+            StreamResponse::Message(message) => FrameView {
+                task_id: message.task_id.as_deref(),
+                context_id: message.context_id.as_deref(),
+                state: None,
+                status_message: None,
+                history: &[],
+                metadata: message.metadata.as_ref(),
+                artifact: None,
+            },
+        }
+    }
+
+    pub(super) fn of_task(task: &'a Task) -> Self {
+        FrameView {
+            task_id: Some(task.id.as_str()),
+            context_id: Some(task.context_id.as_str()),
+            state: Some(&task.status.state),
+            status_message: task.status.message.as_ref(),
+            history: &task.history,
+            metadata: task.metadata.as_ref(),
+            artifact: None,
+        }
+    }
+}
+
+impl Mapper {
+    /// Maps a frame: Pipeline batch then envelope, thinking, tool, usage,
+    /// artifact, then text; and reports ids, state and required inputs.
+    pub(super) fn map_view(
+        &mut self,
+        view: &FrameView<'_>,
+        options: FeedOptions,
+        now_ms: i64,
+        ids: &mut IdGen,
+    ) -> Mapped {
+        let mut out = Vec::new();
+        let mut report = FrameReport {
+            task_id: view.task_id.filter(|s| !s.is_empty()).map(str::to_owned),
+            context_id: view.context_id.filter(|s| !s.is_empty()).map(str::to_owned),
+            state: view.state.cloned(),
+            ..FrameReport::default()
+        };
+        let empty = serde_json::Map::new();
+        let iac_code = crate::a2a::iac_code(view.metadata).unwrap_or(&empty);
+        if let Some(session) = non_empty(iac_code.get("iacCodeSessionId")) {
+            report.session_ids.push(session.to_owned());
+        }
+        let batch = iac_code
+            .get("pipelineBatch")
+            .and_then(|b| b.get("events"))
+            .and_then(Value::as_array);
+        let single = iac_code.get("pipeline").and_then(Value::as_object);
+        let envelopes = batch
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+            .chain(single);
+        for envelope in envelopes {
+            collect_session_id(envelope, &mut report);
+            if options.include_pipeline {
+                self.map_envelope(envelope, &mut out, ids);
+            }
+        }
+        if let Some(thinking) = iac_code.get("thinking").filter(|t| t.is_object()) {
+            self.map_thinking(thinking, None, &mut out);
+        }
+        if let Some(tool) = iac_code.get("tool").and_then(Value::as_object) {
+            self.map_tool(tool, &mut out, ids);
+        }
+        if let Some(usage) = iac_code.get("usage").and_then(Value::as_object) {
+            self.usage.record(usage);
+        }
+        if let Some(artifact) = view.artifact.and_then(Value::as_object) {
+            let mut value = artifact.clone();
+            value.insert("schemaVersion".to_owned(), json!(1));
+            out.push(EventBody::Custom {
+                name: "iac-code.artifact.v1".to_owned(),
+                value: Value::Object(value),
+            });
+        }
+        if options.include_status_text {
+            self.map_frame_text(view, iac_code, &mut out, ids);
+        }
+        report.inputs = collect_inputs(iac_code, &self.ctx, now_ms, ids);
+        Mapped {
+            events: stamp(out, now_ms),
+            report,
+        }
+    }
+
+    /// Status text (or, once, the trailing agent messages of a snapshot's
+    /// history); an `assistantFinal` repeating streamed text is skipped.
+    fn map_frame_text(
+        &mut self,
+        view: &FrameView<'_>,
+        iac_code: &serde_json::Map<String, Value>,
+        out: &mut Vec<EventBody>,
+        ids: &mut IdGen,
+    ) {
+        let status = view.status_message.filter(|m| is_agent(m));
+        let mut text = status.map(Message::text).unwrap_or_default();
+        let mut message_id = status
+            .map(|m| m.message_id.as_str())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        if text.is_empty() && !self.text.emitted {
+            let (history_text, history_id) = trailing_agent_text(view.history);
+            text = history_text;
+            message_id = message_id.or(history_id);
+        }
+        let final_repeat = iac_code
+            .get("assistantFinal")
+            .and_then(|f| f.get("complete"))
+            == Some(&Value::Bool(true));
+        if text.is_empty() || (final_repeat && self.text.emitted) {
+            return;
+        }
+        self.map_status_text(&text, message_id.as_deref(), out, ids);
+    }
+}
+
+/// Agent role in any spelling; a message without a role counts as agent
+/// text when it is a status message.
+fn is_agent(message: &Message) -> bool {
+    message.role.is_empty() || message.is_agent()
+}
+
+/// The text of the trailing agent messages of `history` and the last
+/// message id among them.
+fn trailing_agent_text(history: &[Message]) -> (String, Option<String>) {
+    let mut trailing: Vec<&Message> = Vec::new();
+    for message in history.iter().rev() {
+        if message.is_agent() {
+            trailing.push(message);
+        } else if !trailing.is_empty() {
+            break;
+        }
+    }
+    trailing.reverse();
+    let mut text = String::new();
+    let mut id = None;
+    for message in trailing {
+        if !message.message_id.is_empty() {
+            id = Some(message.message_id.clone());
+        }
+        text.push_str(&message.text());
+    }
+    (text, id)
+}

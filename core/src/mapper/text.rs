@@ -1,0 +1,205 @@
+//! Assistant text and reasoning (SPEC §6 rows "agent text" and reasoning),
+//! with the resume replay rule: a resumed agent may resend everything it said
+//! before the interrupt plus a new suffix; only the suffix is shown.
+//!
+//! Only digests of finalised texts are kept across runs (the thread document
+//! is not a conversation store), so the replayed prefix is found by hashing
+//! every prefix of the first status text of a message id and keeping the
+//! longest one whose digest is known.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sha2::{Digest, Sha256};
+
+use super::Mapper;
+use crate::agui::EventBody;
+use crate::ids::IdGen;
+
+/// Text bookkeeping of one run.
+#[derive(Debug, Clone, Default)]
+pub(super) struct TextState {
+    /// Message id → text produced since it was last finalised.
+    parts: BTreeMap<String, String>,
+    /// Message ids whose first status text was checked for a replay.
+    replay_checked: BTreeSet<String>,
+    /// True once any text was mapped in this run (an `assistantFinal` then
+    /// repeats it, and the history fallback is no longer needed).
+    pub(super) emitted: bool,
+}
+
+impl TextState {
+    /// Digests of every unfinalised text, clearing them.
+    pub(super) fn take_all(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.parts)
+            .into_values()
+            .filter(|t| !t.is_empty())
+            .map(|t| text_digest(&t))
+            .collect()
+    }
+
+    /// Digest of the unfinalised text of `id`, clearing it.
+    fn take(&mut self, id: &str) -> Option<String> {
+        let text = self.parts.remove(id)?;
+        (!text.is_empty()).then(|| text_digest(&text))
+    }
+}
+
+impl Mapper {
+    /// Status-message text: checks the resume replay rule once per message
+    /// id, then maps the (remaining) text.
+    pub(super) fn map_status_text(
+        &mut self,
+        text: &str,
+        message_id: Option<&str>,
+        out: &mut Vec<EventBody>,
+        ids: &mut IdGen,
+    ) {
+        let key = message_id
+            .map(str::to_owned)
+            .or_else(|| self.spans.current_text.clone());
+        let Some(key) = key else {
+            self.map_text(text, None, false, true, out, ids);
+            return;
+        };
+        if !self.text.replay_checked.insert(key.clone()) {
+            self.map_text(text, message_id, false, true, out, ids);
+            return;
+        }
+        let prefix = replayed_prefix_len(text, &self.durable.text_snapshot_digests);
+        if prefix == 0 {
+            self.map_text(text, message_id, false, true, out, ids);
+            return;
+        }
+        // Keep the whole text as the message's next snapshot, show the suffix.
+        self.text.parts.insert(key, text.to_owned());
+        let suffix = &text[prefix..];
+        if !suffix.is_empty() {
+            self.map_text(suffix, message_id, false, false, out, ids);
+        }
+    }
+
+    /// Maps one text delta into message `message_id` (else the current
+    /// message, else a fresh `assistant-<hex>`). Reasoning closes first; a
+    /// new message closes the current one unless `parallel` (Pipeline text).
+    pub(super) fn map_text(
+        &mut self,
+        text: &str,
+        message_id: Option<&str>,
+        parallel: bool,
+        record: bool,
+        out: &mut Vec<EventBody>,
+        ids: &mut IdGen,
+    ) {
+        if text.is_empty() {
+            return;
+        }
+        self.spans.close_reasoning(out);
+        let id = match message_id {
+            Some(id) => id.to_owned(),
+            None => match &self.spans.current_text {
+                Some(id) => id.clone(),
+                None => format!("assistant-{}", ids.uuid_hex()),
+            },
+        };
+        if !self.spans.text_open(&id) {
+            if !parallel {
+                if let Some(current) = self.spans.current_text.clone() {
+                    self.close_text(&current, out);
+                }
+            }
+            self.spans.open_text(&id, out);
+        }
+        self.spans.current_text = Some(id.clone());
+        self.spans.text_content(&id, text, out);
+        if record {
+            self.text.parts.entry(id).or_default().push_str(text);
+        }
+        self.text.emitted = true;
+    }
+
+    /// Raw thinking into reasoning span `reasoning-<message id | current text
+    /// message | run id>`.
+    pub(super) fn map_thinking(
+        &mut self,
+        value: &serde_json::Value,
+        message_id: Option<&str>,
+        out: &mut Vec<EventBody>,
+    ) {
+        if value.get("type").and_then(|t| t.as_str()) != Some("raw_thinking") {
+            return;
+        }
+        let Some(text) = value.get("text").and_then(|t| t.as_str()) else {
+            return;
+        };
+        if text.is_empty() {
+            return;
+        }
+        let owner = message_id
+            .map(str::to_owned)
+            .or_else(|| self.spans.current_text.clone())
+            .unwrap_or_else(|| self.ctx.run_id.clone());
+        self.spans
+            .reasoning(&format!("reasoning-{owner}"), text, out);
+    }
+
+    /// Closes text message `id`, finalising its snapshot.
+    pub(super) fn close_text(&mut self, id: &str, out: &mut Vec<EventBody>) {
+        if self.spans.close_text(id, out) {
+            self.finalize_text(id);
+        }
+    }
+
+    /// Closes every open text message, sorted by id.
+    pub(super) fn close_texts(&mut self, out: &mut Vec<EventBody>) {
+        for id in self.spans.open_texts() {
+            self.close_text(&id, out);
+        }
+    }
+
+    /// Keeps the digest of the text of `id` produced so far.
+    pub(super) fn finalize_text(&mut self, id: &str) {
+        if let Some(digest) = self.text.take(id) {
+            self.durable.text_snapshot_digests.insert(digest);
+        }
+    }
+}
+
+/// SHA-256 hex of a text's UTF-8 bytes.
+pub(super) fn text_digest(text: &str) -> String {
+    crate::json::hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// Byte length of the longest prefix of `text` (on a character boundary)
+/// whose digest is in `digests`; 0 when none is.
+fn replayed_prefix_len(text: &str, digests: &BTreeSet<String>) -> usize {
+    if digests.is_empty() {
+        return 0;
+    }
+    let mut hasher = Sha256::new();
+    let mut longest = 0;
+    let mut buf = [0u8; 4];
+    for (start, ch) in text.char_indices() {
+        hasher.update(ch.encode_utf8(&mut buf).as_bytes());
+        let end = start + ch.len_utf8();
+        let digest = crate::json::hex(&hasher.clone().finalize());
+        if digests.contains(&digest) {
+            longest = end;
+        }
+    }
+    longest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replayed_prefix_finds_the_longest_known_prefix() {
+        let mut digests = BTreeSet::new();
+        digests.insert(text_digest("Hé"));
+        digests.insert(text_digest("Hé, wor"));
+        assert_eq!(replayed_prefix_len("Hé, world!", &digests), "Hé, wor".len());
+        assert_eq!(replayed_prefix_len("Bye", &digests), 0);
+        assert_eq!(replayed_prefix_len("", &digests), 0);
+    }
+}
