@@ -1,1 +1,11 @@
-//! The native host of iac-agui: sockets, files and A2A I/O around the sans-IO core.
+//! The native host of iac-agui: sockets, files and A2A I/O around the
+//! sans-IO core.
+//!
+//! The host makes no protocol decision of its own. It parses and bounds HTTP
+//! requests, resolves workspaces and images on this machine, stores thread
+//! documents, talks to the A2A runtime, writes the SSE stream, and feeds every
+//! result back to the core.
+
+pub mod images;
+pub mod store;
+pub mod workspace;
