@@ -21,8 +21,10 @@ pub mod i18n;
 pub mod ids;
 pub mod json;
 pub mod mapper;
+pub mod replay;
 pub mod sse;
 pub mod validate;
+pub mod verifier;
 
 pub use error::{ErrorCode, MessageKey, ProtocolError};
 pub use i18n::Language;
