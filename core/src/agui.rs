@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The body of `POST /`. Unknown top-level keys (`protocolVersion` from 1.0
-/// clients, …) are kept in `extra` and otherwise ignored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// clients, …) are kept in `extra` and otherwise ignored. `Debug` hides
+/// `forwardedProps`: it carries request secrets (`llmApiKey`, cloud keys).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunAgentInput {
     /// Stable conversation id.
@@ -35,6 +36,23 @@ pub struct RunAgentInput {
     /// Unknown top-level keys, tolerated.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl core::fmt::Debug for RunAgentInput {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RunAgentInput")
+            .field("thread_id", &self.thread_id)
+            .field("run_id", &self.run_id)
+            .field("parent_run_id", &self.parent_run_id)
+            .field("state", &self.state)
+            .field("messages", &self.messages)
+            .field("tools", &self.tools)
+            .field("context", &self.context)
+            .field("forwarded_props", &"<redacted>")
+            .field("resume", &self.resume)
+            .field("extra", &self.extra)
+            .finish()
+    }
 }
 
 /// One answer of a resume.

@@ -148,6 +148,44 @@ impl ErrorCode {
             _ => 500,
         }
     }
+
+    /// The message a host uses when it has nothing more precise to say for
+    /// this code, so that no code can ever be answered without a text.
+    /// Rules that know better pick their own key (e.g. `INVALID_INPUT` with
+    /// [`MessageKey::ToolsNotSupported`]).
+    pub fn default_key(self) -> MessageKey {
+        match self {
+            ErrorCode::InvalidJson => MessageKey::InvalidJson,
+            ErrorCode::InvalidInput => MessageKey::InvalidEnvelope,
+            ErrorCode::UnsupportedMediaType => MessageKey::UnsupportedMediaType,
+            ErrorCode::RequestTooLarge => MessageKey::RequestTooLarge,
+            ErrorCode::Unauthorized => MessageKey::Unauthorized,
+            ErrorCode::NotAcceptable => MessageKey::NotAcceptable,
+            ErrorCode::DuplicateRunId | ErrorCode::RunIdConflict => MessageKey::RunIdUsed,
+            ErrorCode::ThreadBusy => MessageKey::ThreadBusy,
+            ErrorCode::ThreadBindingConflict => MessageKey::ThreadBindingConflict,
+            ErrorCode::ResumeRequired => MessageKey::ResumeRequired,
+            ErrorCode::ExecutionLost => MessageKey::ExecutionLost,
+            ErrorCode::StateUnavailable => MessageKey::StateUnavailable,
+            ErrorCode::ExecutionNotFound => MessageKey::ExecutionNotFound,
+            ErrorCode::IncompleteResume => MessageKey::ResumeIncomplete,
+            ErrorCode::UnknownInterrupt => MessageKey::UnknownInterrupt,
+            ErrorCode::ResumePayloadInvalid => MessageKey::PayloadInvalid,
+            ErrorCode::ResumeAlreadyApplied => MessageKey::AlreadyApplied,
+            ErrorCode::ExecutionExpired => MessageKey::InterruptExpired,
+            ErrorCode::StatePersistenceFailed => MessageKey::ExecutionCommitFailed,
+            ErrorCode::A2aUnavailable => MessageKey::A2aUnavailable,
+            ErrorCode::A2aProtocolError => MessageKey::TaskChanged,
+            ErrorCode::A2aExecutionFailed => MessageKey::A2aExecutionFailed,
+            ErrorCode::Cancelled => MessageKey::Cancelled,
+            ErrorCode::SessionBackupNotReady => MessageKey::SessionBackupNotReady,
+        }
+    }
+
+    /// The error of this code with its [`default_key`](Self::default_key).
+    pub fn error(self) -> ProtocolError {
+        ProtocolError::new(self, self.default_key())
+    }
 }
 
 impl core::fmt::Display for ErrorCode {
@@ -329,6 +367,8 @@ pub enum MessageKey {
     InterruptCommitFailed,
     /// "The execution mapping could not be committed."
     ExecutionCommitFailed,
+    /// "The execution session mapping could not be committed."
+    SessionCommitFailed,
     /// "The accepted interrupt response could not be committed."
     ResponseCommitFailed,
     /// "The server is shutting down."
@@ -343,4 +383,172 @@ pub enum MessageKey {
     PermissionRequired,
     /// "Input required"
     InputRequired,
+}
+
+impl MessageKey {
+    /// Every key, in declaration order. The catalog tests walk this list, so
+    /// a key missing here would escape them: the `all_lists_every_key` test
+    /// below fails to compile until a new variant is added to it.
+    pub const ALL: [MessageKey; 62] = [
+        MessageKey::InvalidJson,
+        MessageKey::BodyNotObject,
+        MessageKey::UnsupportedMediaType,
+        MessageKey::RequestTooLarge,
+        MessageKey::Unauthorized,
+        MessageKey::NotAcceptable,
+        MessageKey::InvalidEnvelope,
+        MessageKey::ToolsNotSupported,
+        MessageKey::InvalidForwardedProps,
+        MessageKey::UserMessageRequired,
+        MessageKey::RemoteMediaUrl,
+        MessageKey::UnsupportedContentPart,
+        MessageKey::UnsupportedImageType,
+        MessageKey::InvalidImageBase64,
+        MessageKey::ImageTooLarge,
+        MessageKey::TotalImagesTooLarge,
+        MessageKey::InvalidImage,
+        MessageKey::InvalidContent,
+        MessageKey::WorkspaceNotAbsolute,
+        MessageKey::WorkspaceInvalid,
+        MessageKey::WorkspaceOutsideRoots,
+        MessageKey::WorkspaceNotDirectory,
+        MessageKey::WorkspaceCannotCreate,
+        MessageKey::StateUnavailable,
+        MessageKey::RunIdUsed,
+        MessageKey::ThreadBusy,
+        MessageKey::ThreadBindingConflict,
+        MessageKey::ResumeRequired,
+        MessageKey::ExecutionLost,
+        MessageKey::ResumeMismatch,
+        MessageKey::DuplicateInterruptIds,
+        MessageKey::ResumeIncomplete,
+        MessageKey::UnknownInterrupt,
+        MessageKey::PayloadRequired,
+        MessageKey::PayloadInvalid,
+        MessageKey::AnswerMissing,
+        MessageKey::AlreadyApplied,
+        MessageKey::InterruptExpired,
+        MessageKey::CancelledByResponse,
+        MessageKey::SessionLost,
+        MessageKey::TaskLost,
+        MessageKey::SessionBackupNotReady,
+        MessageKey::Cancelled,
+        MessageKey::A2aExecutionFailed,
+        MessageKey::A2aUnavailable,
+        MessageKey::A2aRejectedResponse,
+        MessageKey::A2aResponseNotAccepted,
+        MessageKey::ContextChanged,
+        MessageKey::TaskChanged,
+        MessageKey::TaskMismatch,
+        MessageKey::SessionChanged,
+        MessageKey::InterruptOtherTask,
+        MessageKey::InterruptOtherContext,
+        MessageKey::InterruptCommitFailed,
+        MessageKey::ExecutionCommitFailed,
+        MessageKey::SessionCommitFailed,
+        MessageKey::ResponseCommitFailed,
+        MessageKey::ShuttingDown,
+        MessageKey::ExecutionNotFound,
+        MessageKey::InvalidCancelRequest,
+        MessageKey::PermissionRequired,
+        MessageKey::InputRequired,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The position of `key` in [`MessageKey::ALL`]. The match is exhaustive
+    /// on purpose: a new variant does not compile here until it gets a
+    /// position, which is the reminder to add it to `ALL` as well.
+    fn position(key: MessageKey) -> usize {
+        match key {
+            MessageKey::InvalidJson => 0,
+            MessageKey::BodyNotObject => 1,
+            MessageKey::UnsupportedMediaType => 2,
+            MessageKey::RequestTooLarge => 3,
+            MessageKey::Unauthorized => 4,
+            MessageKey::NotAcceptable => 5,
+            MessageKey::InvalidEnvelope => 6,
+            MessageKey::ToolsNotSupported => 7,
+            MessageKey::InvalidForwardedProps => 8,
+            MessageKey::UserMessageRequired => 9,
+            MessageKey::RemoteMediaUrl => 10,
+            MessageKey::UnsupportedContentPart => 11,
+            MessageKey::UnsupportedImageType => 12,
+            MessageKey::InvalidImageBase64 => 13,
+            MessageKey::ImageTooLarge => 14,
+            MessageKey::TotalImagesTooLarge => 15,
+            MessageKey::InvalidImage => 16,
+            MessageKey::InvalidContent => 17,
+            MessageKey::WorkspaceNotAbsolute => 18,
+            MessageKey::WorkspaceInvalid => 19,
+            MessageKey::WorkspaceOutsideRoots => 20,
+            MessageKey::WorkspaceNotDirectory => 21,
+            MessageKey::WorkspaceCannotCreate => 22,
+            MessageKey::StateUnavailable => 23,
+            MessageKey::RunIdUsed => 24,
+            MessageKey::ThreadBusy => 25,
+            MessageKey::ThreadBindingConflict => 26,
+            MessageKey::ResumeRequired => 27,
+            MessageKey::ExecutionLost => 28,
+            MessageKey::ResumeMismatch => 29,
+            MessageKey::DuplicateInterruptIds => 30,
+            MessageKey::ResumeIncomplete => 31,
+            MessageKey::UnknownInterrupt => 32,
+            MessageKey::PayloadRequired => 33,
+            MessageKey::PayloadInvalid => 34,
+            MessageKey::AnswerMissing => 35,
+            MessageKey::AlreadyApplied => 36,
+            MessageKey::InterruptExpired => 37,
+            MessageKey::CancelledByResponse => 38,
+            MessageKey::SessionLost => 39,
+            MessageKey::TaskLost => 40,
+            MessageKey::SessionBackupNotReady => 41,
+            MessageKey::Cancelled => 42,
+            MessageKey::A2aExecutionFailed => 43,
+            MessageKey::A2aUnavailable => 44,
+            MessageKey::A2aRejectedResponse => 45,
+            MessageKey::A2aResponseNotAccepted => 46,
+            MessageKey::ContextChanged => 47,
+            MessageKey::TaskChanged => 48,
+            MessageKey::TaskMismatch => 49,
+            MessageKey::SessionChanged => 50,
+            MessageKey::InterruptOtherTask => 51,
+            MessageKey::InterruptOtherContext => 52,
+            MessageKey::InterruptCommitFailed => 53,
+            MessageKey::ExecutionCommitFailed => 54,
+            MessageKey::SessionCommitFailed => 55,
+            MessageKey::ResponseCommitFailed => 56,
+            MessageKey::ShuttingDown => 57,
+            MessageKey::ExecutionNotFound => 58,
+            MessageKey::InvalidCancelRequest => 59,
+            MessageKey::PermissionRequired => 60,
+            MessageKey::InputRequired => 61,
+        }
+    }
+
+    #[test]
+    fn all_lists_every_key_once_in_order() {
+        for (index, key) in MessageKey::ALL.into_iter().enumerate() {
+            assert_eq!(position(key), index, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn every_code_has_a_default_key_of_its_own_family() {
+        for code in ErrorCode::ALL {
+            let error = ProtocolError::new(code, code.default_key());
+            assert!(!error.message(Language::En).is_empty(), "{code}");
+        }
+        assert_eq!(
+            ErrorCode::SessionBackupNotReady.default_key(),
+            MessageKey::SessionBackupNotReady
+        );
+        assert_eq!(
+            ErrorCode::IncompleteResume.default_key(),
+            MessageKey::ResumeIncomplete
+        );
+    }
 }

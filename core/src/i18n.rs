@@ -86,7 +86,10 @@ fn best_accept_language(header: &str) -> Option<Language> {
                 continue;
             };
             if name.trim().eq_ignore_ascii_case("q") {
+                // The first q counts, as in the reference; unreadable is NaN
+                // and therefore ignored below.
                 q = value.trim().parse::<f64>().unwrap_or(f64::NAN);
+                break;
             }
         }
         if !q.is_finite() || q <= 0.0 || q > 1.0 {

@@ -504,8 +504,10 @@ fn inline_image(part: &Map<String, Value>) -> Result<(String, Vec<u8>), Protocol
 }
 
 /// A plain file name: at most 255 UTF-8 bytes, no path separators, drive
-/// letters, control or Windows-forbidden characters, not `.`/`..`, and no
-/// trailing dot or space.
+/// letters, control or Windows-forbidden characters, not `.`/`..`, no
+/// trailing dot or space, and no Windows device name (`CON`, `nul.png`,
+/// `COM¹.gif`, …): the runtime writes the file under this name, possibly on
+/// Windows.
 pub fn is_safe_filename(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_IMAGE_FILENAME_BYTES
@@ -515,6 +517,30 @@ pub fn is_safe_filename(name: &str) -> bool {
         && !name.chars().any(|c| {
             (c as u32) < 32 || matches!(c, '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*')
         })
+        && !is_windows_device_name(name)
+}
+
+/// True when the part before the first dot names a Windows device; Windows
+/// reads superscript digits as digits there.
+fn is_windows_device_name(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or_default();
+    let stem: String = stem
+        .chars()
+        .map(|c| match c {
+            '¹' => '1',
+            '²' => '2',
+            '³' => '3',
+            c => c.to_ascii_uppercase(),
+        })
+        .collect();
+    match stem.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" => true,
+        _ => ["COM", "LPT"].iter().any(|prefix| {
+            stem.strip_prefix(prefix).is_some_and(|digit| {
+                matches!(digit, "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9")
+            })
+        }),
+    }
 }
 
 fn invalid(key: MessageKey) -> ProtocolError {
