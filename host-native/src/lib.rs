@@ -6,6 +6,13 @@
 //! documents, talks to the A2A runtime, writes the SSE stream, and feeds every
 //! result back to the core.
 
+pub mod a2a_client;
+pub mod app;
 pub mod images;
+pub mod router;
+pub mod run;
+pub mod secret;
+pub mod server;
+pub mod sse_writer;
 pub mod store;
 pub mod workspace;

@@ -16,6 +16,7 @@ use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use iac_agui_core::document::thread_key;
 use serde_json::Value;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
@@ -182,42 +183,6 @@ impl ThreadGuard {
         self.slot.document = Some(Some(document.clone()));
         Ok(())
     }
-}
-
-/// The file stem of a thread (SPEC §11): the id itself when it is a safe
-/// lowercase name, else `aguiid~<hex of its UTF-8>` when that stays within
-/// 200 characters, else `aguihash~<sha256 hex>`.
-pub fn thread_key(thread_id: &str) -> String {
-    if is_plain_key(thread_id) {
-        return thread_id.to_owned();
-    }
-    let hex = iac_agui_core::json::hex(thread_id.as_bytes());
-    if "aguiid~".len() + hex.len() <= 200 {
-        return format!("aguiid~{hex}");
-    }
-    format!(
-        "aguihash~{}",
-        iac_agui_core::json::sha256_hex(thread_id.as_bytes())
-    )
-}
-
-fn is_plain_key(id: &str) -> bool {
-    const RESERVED: [&str; 4] = ["con", "prn", "aux", "nul"];
-    let base = id.split('.').next().unwrap_or(id);
-    let numbered = |prefix: &str| {
-        base.strip_prefix(prefix)
-            .is_some_and(|n| n.len() == 1 && matches!(n.as_bytes()[0], b'1'..=b'9'))
-    };
-    !id.is_empty()
-        && id.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'-')
-        })
-        && id != "."
-        && id != ".."
-        && !id.ends_with('.')
-        && !RESERVED.contains(&base)
-        && !numbered("com")
-        && !numbered("lpt")
 }
 
 fn io(err: std::io::Error) -> StoreError {

@@ -1,0 +1,437 @@
+//! The HTTP client of the local A2A runtime (A2A-WIRE.md §1–2, §6).
+//!
+//! JSON-RPC calls carry `A2A-Version: 1.0` and the bearer token. Streaming
+//! calls are read with the core's SSE parser, which accepts CRLF framing,
+//! `: ping` comments and `event: error` frames; a streaming call refused
+//! before its first event comes back as plain JSON and is surfaced as an
+//! error, never as an empty stream. Every failure is a typed [`A2aError`] so
+//! the driver can hand the core a precise input.
+//!
+//! Connections are reused through hyper-util's pool, which has no cap on
+//! connections in use: 1,000 concurrent streams get 1,000 connections.
+//! Dropping an [`A2aStream`] closes its connection at once.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{header, Method as HttpMethod, Request, StatusCode, Uri};
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use iac_agui_core::a2a::{JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method, StreamResponse};
+use iac_agui_core::sse::{SseItem, SseParser};
+use serde_json::Value;
+
+use crate::secret::Secret;
+
+/// Largest unary answer read (a GetTask with 100 history entries, or a
+/// pipeline snapshot, stays far below).
+pub const MAX_UNARY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Why an A2A call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum A2aError {
+    /// No answer (or no next stream chunk) in time.
+    Timeout,
+    /// The connection could not be made.
+    Refused,
+    /// The connection broke mid-call.
+    Transport,
+    /// An HTTP status other than the expected one.
+    Status(u16),
+    /// The answer was not the JSON (or SSE) it should be.
+    BadJson,
+    /// A JSON-RPC error object, as sent by the runtime.
+    Rpc(JsonRpcError),
+}
+
+impl std::fmt::Display for A2aError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            A2aError::Timeout => f.write_str("A2A call timed out"),
+            A2aError::Refused => f.write_str("A2A connection refused"),
+            A2aError::Transport => f.write_str("A2A connection broke"),
+            A2aError::Status(s) => write!(f, "A2A answered HTTP {s}"),
+            A2aError::BadJson => f.write_str("A2A answer is not valid JSON-RPC"),
+            A2aError::Rpc(e) => write!(f, "A2A JSON-RPC error {}", e.code),
+        }
+    }
+}
+
+impl std::error::Error for A2aError {}
+
+/// One item of a streamed call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum A2aFrame {
+    /// A `result` frame.
+    Event(Box<StreamResponse>),
+    /// An error frame (`event: error`, or any frame with `error`).
+    Error(JsonRpcError),
+}
+
+/// Outcome of `POST /iac-code/session/ensure-restored` (A2A-WIRE §6.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestoreOutcome {
+    /// 200 `current` or `restored`.
+    Ready,
+    /// 404: the session is gone.
+    NotFound,
+    /// 409 `SESSION_BACKUP_NOT_READY` (retryable).
+    BackupNotReady,
+}
+
+/// Client timeouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct A2aTimeouts {
+    /// TCP connect.
+    pub connect: Duration,
+    /// A unary call, from sending to the full answer; for a stream, until
+    /// its response headers.
+    pub request: Duration,
+    /// Longest silence inside a stream (the runtime pings every 15 s).
+    pub stream_idle: Duration,
+}
+
+impl Default for A2aTimeouts {
+    fn default() -> Self {
+        A2aTimeouts {
+            connect: Duration::from_secs(5),
+            request: Duration::from_secs(120),
+            stream_idle: Duration::from_secs(300),
+        }
+    }
+}
+
+/// A client bound to one runtime base URL.
+#[derive(Clone)]
+pub struct A2aClient {
+    base: String,
+    token: Option<Secret>,
+    http: Client<HttpConnector, Full<Bytes>>,
+    timeouts: A2aTimeouts,
+}
+
+impl std::fmt::Debug for A2aClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aClient")
+            .field("base", &self.base)
+            .field("token", &self.token)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An open streamed call. Dropping it closes the connection.
+#[derive(Debug)]
+pub struct A2aStream {
+    body: Incoming,
+    parser: SseParser,
+    idle: Duration,
+    done: bool,
+}
+
+impl A2aClient {
+    /// A client for `base` (`http://host:port/`, trailing slash optional).
+    pub fn new(base: &str, token: Option<Secret>, timeouts: A2aTimeouts) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(timeouts.connect));
+        connector.set_nodelay(true);
+        let http = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(connector);
+        A2aClient {
+            base: base.trim_end_matches('/').to_owned(),
+            token,
+            http,
+            timeouts,
+        }
+    }
+
+    /// The base URL, with a trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("{}/", self.base)
+    }
+
+    /// A unary JSON-RPC call; returns its `result`.
+    ///
+    /// # Errors
+    /// Transport failures, a non-200 status, a body that is not JSON-RPC, or
+    /// the runtime's JSON-RPC error.
+    pub async fn call(&self, method: Method, params: Value) -> Result<Value, A2aError> {
+        let request = rpc_body(method, params);
+        let work = async {
+            let response = self.send(HttpMethod::POST, "/", Some(request)).await?;
+            expect_ok(response.status())?;
+            let body = read_limited(response.into_body()).await?;
+            let answer: JsonRpcResponse =
+                serde_json::from_slice(&body).map_err(|_| A2aError::BadJson)?;
+            match (answer.result, answer.error) {
+                (_, Some(error)) => Err(A2aError::Rpc(error)),
+                (Some(result), None) => Ok(result),
+                (None, None) => Err(A2aError::BadJson),
+            }
+        };
+        tokio::time::timeout(self.timeouts.request, work)
+            .await
+            .map_err(|_| A2aError::Timeout)?
+    }
+
+    /// Opens a streaming JSON-RPC call (`SendStreamingMessage`,
+    /// `SubscribeToTask`).
+    ///
+    /// # Errors
+    /// Transport failures, a non-200 status, and a call refused before its
+    /// first event (a plain JSON-RPC error answer) as [`A2aError::Rpc`].
+    pub async fn stream(&self, method: Method, params: Value) -> Result<A2aStream, A2aError> {
+        let request = rpc_body(method, params);
+        let work = async {
+            let response = self.send(HttpMethod::POST, "/", Some(request)).await?;
+            expect_ok(response.status())?;
+            let is_sse = response
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| {
+                    v.trim_start()
+                        .to_ascii_lowercase()
+                        .starts_with("text/event-stream")
+                });
+            if is_sse {
+                return Ok(A2aStream {
+                    body: response.into_body(),
+                    parser: SseParser::new(),
+                    idle: self.timeouts.stream_idle,
+                    done: false,
+                });
+            }
+            // Refused before the first event: one JSON-RPC object, no SSE.
+            let body = read_limited(response.into_body()).await?;
+            let answer: JsonRpcResponse =
+                serde_json::from_slice(&body).map_err(|_| A2aError::BadJson)?;
+            Err(answer.error.map_or(A2aError::BadJson, A2aError::Rpc))
+        };
+        tokio::time::timeout(self.timeouts.request, work)
+            .await
+            .map_err(|_| A2aError::Timeout)?
+    }
+
+    /// `GET /iac-code/pipeline/state?taskId&afterSequence`; `None` on 404
+    /// (normal-mode or unknown task).
+    ///
+    /// # Errors
+    /// Transport failures, other statuses, a body that is not a JSON object.
+    pub async fn pipeline_state(
+        &self,
+        task_id: &str,
+        after_sequence: u64,
+    ) -> Result<Option<Value>, A2aError> {
+        let path = format!(
+            "/iac-code/pipeline/state?taskId={}&afterSequence={after_sequence}",
+            percent_encode(task_id)
+        );
+        let work = async {
+            let response = self.send(HttpMethod::GET, &path, None).await?;
+            if response.status() == StatusCode::NOT_FOUND {
+                return Ok(None);
+            }
+            expect_ok(response.status())?;
+            let body = read_limited(response.into_body()).await?;
+            match serde_json::from_slice::<Value>(&body) {
+                Ok(value) if value.is_object() => Ok(Some(value)),
+                _ => Err(A2aError::BadJson),
+            }
+        };
+        tokio::time::timeout(self.timeouts.request, work)
+            .await
+            .map_err(|_| A2aError::Timeout)?
+    }
+
+    /// `POST /iac-code/session/ensure-restored`.
+    ///
+    /// # Errors
+    /// Transport failures, statuses other than 200/404/409-not-ready, a 200
+    /// whose `status` is not `current`/`restored`.
+    pub async fn ensure_restored(
+        &self,
+        cwd: &str,
+        session_id: &str,
+        task_id: Option<&str>,
+    ) -> Result<RestoreOutcome, A2aError> {
+        let mut body = serde_json::json!({ "cwd": cwd, "sessionId": session_id });
+        if let Some(task_id) = task_id {
+            body["taskId"] = Value::from(task_id);
+        }
+        let work = async {
+            let bytes = serde_json::to_vec(&body).map_err(|_| A2aError::BadJson)?;
+            let response = self
+                .send(
+                    HttpMethod::POST,
+                    "/iac-code/session/ensure-restored",
+                    Some(bytes),
+                )
+                .await?;
+            let status = response.status();
+            let body = read_limited(response.into_body()).await?;
+            let value: Option<Value> = serde_json::from_slice(&body).ok();
+            match status {
+                StatusCode::OK => match value.as_ref().and_then(|v| v.get("status")?.as_str()) {
+                    Some("current" | "restored") => Ok(RestoreOutcome::Ready),
+                    _ => Err(A2aError::BadJson),
+                },
+                StatusCode::NOT_FOUND => Ok(RestoreOutcome::NotFound),
+                StatusCode::CONFLICT
+                    if value
+                        .as_ref()
+                        .and_then(|v| v.pointer("/error/code")?.as_str())
+                        == Some("SESSION_BACKUP_NOT_READY") =>
+                {
+                    Ok(RestoreOutcome::BackupNotReady)
+                }
+                other => Err(A2aError::Status(other.as_u16())),
+            }
+        };
+        tokio::time::timeout(self.timeouts.request, work)
+            .await
+            .map_err(|_| A2aError::Timeout)?
+    }
+
+    /// `GET /health` with the token; `Ok` on 200.
+    ///
+    /// # Errors
+    /// Any failure, including a non-200 status.
+    pub async fn health(&self, timeout: Duration) -> Result<(), A2aError> {
+        let work = async {
+            let response = self.send(HttpMethod::GET, "/health", None).await?;
+            expect_ok(response.status())
+        };
+        tokio::time::timeout(timeout, work)
+            .await
+            .map_err(|_| A2aError::Timeout)?
+    }
+
+    async fn send(
+        &self,
+        method: HttpMethod,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<http::Response<Incoming>, A2aError> {
+        let uri: Uri = format!("{}{path}", self.base)
+            .parse()
+            .map_err(|_| A2aError::Refused)?;
+        let mut request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("A2A-Version", "1.0")
+            .header(header::ACCEPT, "*/*");
+        if body.is_some() {
+            request = request.header(header::CONTENT_TYPE, "application/json");
+        }
+        if let Some(token) = &self.token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {}", token.expose()));
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|_| A2aError::Refused)?;
+        self.http.request(request).await.map_err(|e| {
+            if e.is_connect() {
+                A2aError::Refused
+            } else {
+                A2aError::Transport
+            }
+        })
+    }
+}
+
+impl A2aStream {
+    /// The next frame; `None` when the runtime closed the stream cleanly.
+    ///
+    /// # Errors
+    /// A frame that is not JSON-RPC, a broken connection, or a silence longer
+    /// than the stream idle timeout. After an error the stream is finished.
+    pub async fn next(&mut self) -> Option<Result<A2aFrame, A2aError>> {
+        loop {
+            while let Some(item) = self.parser.poll() {
+                let SseItem::Event(event) = item else {
+                    continue;
+                };
+                return Some(parse_frame(&event.data));
+            }
+            if self.done {
+                return None;
+            }
+            let chunk = match tokio::time::timeout(self.idle, self.body.frame()).await {
+                Err(_) => return self.fail(A2aError::Timeout),
+                Ok(None) => {
+                    self.done = true;
+                    // A final event without its blank line still counts.
+                    if self.parser.has_partial() && self.parser.feed(b"\n\n").is_err() {
+                        return self.fail(A2aError::BadJson);
+                    }
+                    continue;
+                }
+                Ok(Some(Err(_))) => return self.fail(A2aError::Transport),
+                Ok(Some(Ok(frame))) => frame,
+            };
+            if let Ok(data) = chunk.into_data() {
+                if self.parser.feed(&data).is_err() {
+                    return self.fail(A2aError::BadJson);
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, error: A2aError) -> Option<Result<A2aFrame, A2aError>> {
+        self.done = true;
+        self.parser = SseParser::new();
+        Some(Err(error))
+    }
+}
+
+fn rpc_body(method: Method, params: Value) -> Vec<u8> {
+    let mut id = [0u8; 16];
+    // A failed random source only weakens request-id uniqueness, which the
+    // runtime merely echoes.
+    let _ = getrandom::fill(&mut id);
+    let request = JsonRpcRequest::new(iac_agui_core::json::hex(&id), method, params);
+    serde_json::to_vec(&request).unwrap_or_default()
+}
+
+fn parse_frame(data: &str) -> Result<A2aFrame, A2aError> {
+    let answer: JsonRpcResponse = serde_json::from_str(data).map_err(|_| A2aError::BadJson)?;
+    if let Some(error) = answer.error {
+        return Ok(A2aFrame::Error(error));
+    }
+    let result = answer.result.ok_or(A2aError::BadJson)?;
+    let event: StreamResponse = serde_json::from_value(result).map_err(|_| A2aError::BadJson)?;
+    Ok(A2aFrame::Event(Box::new(event)))
+}
+
+fn expect_ok(status: StatusCode) -> Result<(), A2aError> {
+    if status == StatusCode::OK {
+        Ok(())
+    } else {
+        Err(A2aError::Status(status.as_u16()))
+    }
+}
+
+async fn read_limited(body: Incoming) -> Result<Bytes, A2aError> {
+    let limited = http_body_util::Limited::new(body, MAX_UNARY_BYTES);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(A2aError::BadJson),
+        Err(_) => Err(A2aError::Transport),
+    }
+}
+
+fn percent_encode(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for b in raw.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,369 @@
+//! The HTTP routes (SPEC §1, §9, §12), callable without a socket.
+//!
+//! [`handle`] takes any request whose body yields `Bytes`, so tests pass a
+//! `Full` body and the server passes hyper's `Incoming`. Checks run in a fixed
+//! order that never reads a body it will refuse: CORS preflight, then auth
+//! (before the body), media type, Accept, and the body itself bounded while
+//! it streams in (a lying or missing Content-Length cannot get past it).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use iac_agui_core::validate::{self, WorkspaceVerdict, MAX_CANCEL_BODY_BYTES, MAX_RUN_BODY_BYTES};
+use iac_agui_core::{i18n, ErrorCode, Language, MessageKey, ProtocolError};
+use serde_json::{json, Value};
+
+use crate::app::App;
+use crate::secret::constant_time_eq;
+
+/// The body type of every response.
+pub type ResponseBody = BoxBody<Bytes, Infallible>;
+
+/// The AG-UI protocol version this server speaks (AGUI.md).
+pub const AGUI_PROTOCOL_VERSION: &str = "0.1.20";
+
+/// Path prefix of the cancel extension.
+pub const CANCEL_PREFIX: &str = "/extensions/iac-code/v1/executions/";
+
+/// Answers one request and logs one line for it.
+pub async fn handle<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let origin = req.headers().get(header::ORIGIN).cloned();
+    let mut response = route(&app, req).await;
+    if let Some(origin) = origin.filter(|o| origin_allowed(&app, o)) {
+        let headers = response.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    }
+    tracing::info!(
+        target: "iac_agui::http",
+        %method,
+        path = %loggable_path(&path),
+        status = response.status().as_u16(),
+        duration_ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
+    response
+}
+
+async fn route<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let path = req.uri().path();
+    if req.method() == Method::OPTIONS {
+        return preflight(app, req.headers());
+    }
+    match (req.method(), path) {
+        (&Method::GET, "/health") => json_response(StatusCode::OK, &health()),
+        (&Method::POST, "/") => run(app, req).await,
+        (&Method::POST, p) if execution_id(p).is_some() => cancel(app, req).await,
+        (_, "/health" | "/") => empty(StatusCode::METHOD_NOT_ALLOWED),
+        (_, p) if execution_id(p).is_some() => empty(StatusCode::METHOD_NOT_ALLOWED),
+        _ => empty(StatusCode::NOT_FOUND),
+    }
+}
+
+/// The `/health` document.
+pub fn health() -> Value {
+    json!({
+        "status": "ok",
+        "protocol": "ag-ui",
+        "protocolPackageVersion": AGUI_PROTOCOL_VERSION,
+        "executionKernel": "a2a-1.0",
+        "serverVersion": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+/// A JSON error envelope response.
+pub fn error_response(error: &ProtocolError, language: Language) -> Response<ResponseBody> {
+    let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    json_response(status, &error.envelope(language))
+}
+
+async fn run<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let (parts, body) = req.into_parts();
+    let accept_language = header_str(&parts.headers, header::ACCEPT_LANGUAGE);
+    let language = i18n::negotiate(None, accept_language);
+    if let Err(error) = precheck(app, &parts.headers, true) {
+        return error_response(&error, language);
+    }
+    let body = match read_body(app, &parts.headers, body, MAX_RUN_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(BodyFailure::Refused(error)) => return error_response(&error, language),
+        Err(BodyFailure::TimedOut) => return empty(StatusCode::REQUEST_TIMEOUT),
+    };
+    let value = match validate::parse_body(&body) {
+        Ok(value) => value,
+        Err(error) => return error_response(&error, language),
+    };
+    let language = validate::request_language(&value, accept_language);
+    let mut validated = match validate::validate_run(&value, accept_language) {
+        Ok(validated) => validated,
+        Err(error) => return error_response(&error, language),
+    };
+    let cwd = match app
+        .workspace
+        .resolve(&validated.iac.cwd, |k| std::env::var_os(k))
+    {
+        WorkspaceVerdict::Resolved(cwd) => cwd,
+        WorkspaceVerdict::Rejected(error) => return error_response(&error, language),
+    };
+    if let Some(message) = validated.user_message.take() {
+        let normalised = tokio::task::spawn_blocking(move || {
+            let mut message = message;
+            crate::images::normalise_parts(&mut message.parts).map(|()| message)
+        })
+        .await;
+        match normalised {
+            Ok(Ok(message)) => validated.user_message = Some(message),
+            Ok(Err(error)) => return error_response(&error, language),
+            Err(_) => {
+                let error = ProtocolError::new(ErrorCode::InvalidInput, MessageKey::InvalidImage);
+                return error_response(&error, language);
+            }
+        }
+    }
+    crate::run::start(app, validated, cwd).await
+}
+
+async fn cancel<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let (parts, body) = req.into_parts();
+    let accept_language = header_str(&parts.headers, header::ACCEPT_LANGUAGE);
+    let language = i18n::negotiate(None, accept_language);
+    if let Err(error) = precheck(app, &parts.headers, false) {
+        return error_response(&error, language);
+    }
+    let body = match read_body(app, &parts.headers, body, MAX_CANCEL_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(BodyFailure::Refused(error)) => return error_response(&error, language),
+        Err(BodyFailure::TimedOut) => return empty(StatusCode::REQUEST_TIMEOUT),
+    };
+    let value = match validate::parse_body(&body) {
+        Ok(value) => value,
+        Err(error) => return error_response(&error, language),
+    };
+    let field = |name: &str| {
+        value
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let (Some(thread_id), Some(ros_invocation_id)) = (field("threadId"), field("rosInvocationId"))
+    else {
+        let error = ProtocolError::new(ErrorCode::InvalidInput, MessageKey::InvalidCancelRequest);
+        return error_response(&error, language);
+    };
+    let execution_id = execution_id(parts.uri.path())
+        .unwrap_or_default()
+        .to_owned();
+    crate::run::cancel(app, &thread_id, &ros_invocation_id, &execution_id, language).await
+}
+
+/// Auth, media type and (for runs) Accept: everything decided from headers.
+fn precheck(app: &App, headers: &HeaderMap, needs_sse: bool) -> Result<(), ProtocolError> {
+    if let Some(expected) = &app.http.auth_token {
+        if !authorized(headers, expected.expose()) {
+            return Err(ProtocolError::new(
+                ErrorCode::Unauthorized,
+                MessageKey::Unauthorized,
+            ));
+        }
+    }
+    let media_type = header_str(headers, header::CONTENT_TYPE)
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    if media_type.as_deref() != Some("application/json") {
+        return Err(ProtocolError::new(
+            ErrorCode::UnsupportedMediaType,
+            MessageKey::UnsupportedMediaType,
+        ));
+    }
+    if needs_sse && !accepts_event_stream(headers) {
+        return Err(ProtocolError::new(
+            ErrorCode::NotAcceptable,
+            MessageKey::NotAcceptable,
+        ));
+    }
+    Ok(())
+}
+
+/// `Authorization: Bearer <token>`, scheme case-insensitive, token compared
+/// in constant time.
+fn authorized(headers: &HeaderMap, expected: &str) -> bool {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes)
+    else {
+        return false;
+    };
+    let Some(space) = value.iter().position(|&b| b == b' ') else {
+        return false;
+    };
+    let (scheme, token) = (&value[..space], &value[space + 1..]);
+    scheme.eq_ignore_ascii_case(b"bearer") && constant_time_eq(token, expected.as_bytes())
+}
+
+/// True unless Accept rules out `text/event-stream` (absent, `*/*` and
+/// `text/*` are fine; q=0 excludes a range).
+fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    let values: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    if values.is_empty() {
+        return true;
+    }
+    values.iter().flat_map(|v| v.split(',')).any(|range| {
+        let mut pieces = range.split(';');
+        let media = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = pieces
+            .filter_map(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .or_else(|| p.trim().strip_prefix("Q="))
+            })
+            .filter_map(|q| q.trim().parse::<f32>().ok())
+            .next()
+            .unwrap_or(1.0);
+        q > 0.0 && matches!(media.as_str(), "text/event-stream" | "text/*" | "*/*")
+    })
+}
+
+enum BodyFailure {
+    Refused(ProtocolError),
+    TimedOut,
+}
+
+/// Reads a body of at most `limit` bytes: a declared length over the limit
+/// is refused before reading, and the running total is enforced while the
+/// bytes arrive, so nothing past the limit is ever buffered.
+async fn read_body<B>(
+    app: &App,
+    headers: &HeaderMap,
+    body: B,
+    limit: usize,
+) -> Result<Bytes, BodyFailure>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let too_large = || {
+        BodyFailure::Refused(ProtocolError::new(
+            ErrorCode::RequestTooLarge,
+            MessageKey::RequestTooLarge,
+        ))
+    };
+    let declared =
+        header_str(headers, header::CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let collected =
+        tokio::time::timeout(app.http.body_timeout, Limited::new(body, limit).collect()).await;
+    match collected {
+        Err(_) => Err(BodyFailure::TimedOut),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<LengthLimitError>() => Err(too_large()),
+        // A body that broke off mid-way is not JSON.
+        Ok(Err(_)) => Err(BodyFailure::Refused(ProtocolError::new(
+            ErrorCode::InvalidJson,
+            MessageKey::InvalidJson,
+        ))),
+    }
+}
+
+fn preflight(app: &App, headers: &HeaderMap) -> Response<ResponseBody> {
+    let allowed = headers
+        .get(header::ORIGIN)
+        .is_some_and(|origin| origin_allowed(app, origin));
+    if !allowed {
+        return empty(if app.http.cors_origins.is_empty() {
+            StatusCode::METHOD_NOT_ALLOWED
+        } else {
+            StatusCode::FORBIDDEN
+        });
+    }
+    let mut response = empty(StatusCode::NO_CONTENT);
+    let h = response.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("Authorization, Content-Type, Accept, Accept-Language"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    response
+}
+
+fn origin_allowed(app: &App, origin: &HeaderValue) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    app.http
+        .cors_origins
+        .iter()
+        .any(|allowed| allowed == "*" || allowed.eq_ignore_ascii_case(origin))
+}
+
+fn execution_id(path: &str) -> Option<&str> {
+    let id = path.strip_prefix(CANCEL_PREFIX)?.strip_suffix("/cancel")?;
+    (!id.is_empty() && !id.contains('/')).then_some(id)
+}
+
+/// Request paths are logged, but never unbounded or with odd bytes.
+fn loggable_path(path: &str) -> String {
+    path.chars()
+        .take(160)
+        .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+        .collect()
+}
+
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// A compact JSON response.
+pub fn json_response(status: StatusCode, value: &Value) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = status;
+    response
+}
