@@ -173,6 +173,7 @@ def _plan_pipeline_step(messages: list[dict[str, Any]], tools: set[str], reply: 
     """
     answer = _question_answer(messages)
     if answer is None and "ask_user_question" in tools:
+        reply["reasoning"] = ["Need clarification."]
         reply["text"] = ["Let me ask you a question. "]
         reply["tool"] = {
             "name": "ask_user_question",

@@ -100,10 +100,16 @@ class Runtime:
             self._start_a2a()
         return self
 
-    def restart_a2a(self) -> None:
-        """Stop the runtime child and start a new one on a new port, same state dirs."""
+    def restart_a2a(self) -> dict[str, float]:
+        """Stop the runtime child and start a new one on a new port, same state dirs.
+
+        Returns how long the stop and the start took, in seconds.
+        """
+        t0 = time.monotonic()
         self._stop_a2a()
+        t1 = time.monotonic()
         self._start_a2a()
+        return {"stopSeconds": round(t1 - t0, 2), "startSeconds": round(time.monotonic() - t1, 2)}
 
     def stop(self) -> None:
         self._stop_a2a()
@@ -166,7 +172,8 @@ class Runtime:
                "--thinking-exposure", self.thinking_exposure]
         log = open(self.log_path, "ab")
         self._proc = subprocess.Popen(cmd, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL,
-                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                      preexec_fn=_die_with_parent)
         log.close()
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -191,11 +198,13 @@ class Runtime:
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
-        proc.terminate()
+        # The child leads its own process group: signal the group, so nothing
+        # it spawned (tool subprocesses) outlives it.
+        _signal_group(proc, signal.SIGTERM)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _signal_group(proc, signal.SIGKILL)
             proc.wait(timeout=10)
 
     def _log_tail(self) -> str:
@@ -233,6 +242,26 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         runtime.stop()
     return 0
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM the runtime when the thread that started it dies, so a
+    killed test never leaves an ``iac-code a2a`` behind. Start it from a
+    long-lived thread (the main thread)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def _free_port() -> int:

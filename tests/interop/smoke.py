@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
@@ -211,6 +211,7 @@ class Smoke:
         types = [e["eventType"] for e in envs]
         check(types[0] == "pipeline_started" and "step_started" in types and types[-1] == "input_required",
               f"{name}: events {types}")
+        check("thinking_delta" in types, f"{name}: no thinking_delta in {types}")
         inp = self.pending_input(stream)
         check(inp["kind"] == "ask_user_question" and inp["inputId"] == f"ask-{inp['toolUseId']}", f"{name}: {inp}")
         check([o["id"] for o in inp["options"]] == ["cn-hangzhou", "cn-beijing"], f"{name}: options")
@@ -347,6 +348,51 @@ class Smoke:
         return {"states": _dedup(states), "lastState": states[-1], "errorText": stream.texts()[:120],
                 "getTaskOverThreeSeconds": seen}
 
+    def s_rejected_requests(self) -> dict[str, Any]:
+        """Requests the runtime refuses before streaming: plain JSON errors, not SSE."""
+        out: dict[str, Any] = {}
+
+        def rejected(name: str, params: dict[str, Any], code: int, message_start: str) -> None:
+            stream = self.client.stream("SendStreamingMessage", params)
+            error = (stream.body or {}).get("error") if isinstance(stream.body, dict) else None
+            check(stream.status == 200 and stream.content_type.startswith("application/json") and error,
+                  f"rejected/{name}: {stream.status} {stream.content_type} {stream.raw[:200]!r}")
+            check(error["code"] == code and error["message"].startswith(message_start),
+                  f"rejected/{name}: {error}")
+            out[name] = f"{error['code']} {error['message']}"
+
+        def msg(text: str | None = "x", ctx: str = "ctx-rej", **kw: Any) -> dict[str, Any]:
+            return user_message(text, context_id=ctx, cwd=kw.pop("cwd", self.cwd), **kw)
+
+        no_parts = msg()
+        no_parts["message"]["parts"] = []
+        rejected("noParts", no_parts, -32602, "Validation failed")
+        rejected("badRunMode", msg(extra_meta={"run_mode": "turbo"}), -32602, "Unsupported run mode.")
+        rejected("badPipelineName", msg(extra_meta={"run_mode": "pipeline", "pipeline_name": "nope"}), -32602,
+                 "Unsupported pipeline name.")
+        rejected("badContextId", msg(ctx="bad ctx!"), -32603, "Invalid A2A id")
+
+        bad_cwd = self.client.stream("SendStreamingMessage", msg(ctx="ctx-rej-cwd", cwd="/etc"))
+        check(bad_cwd.states()[-1] == "TASK_STATE_FAILED" and bad_cwd.texts("-4") == "Invalid A2A workspace metadata.",
+              f"rejected/badCwd: {_dedup(bad_cwd.states())} {bad_cwd.texts('')!r}")
+        out["cwdOutsideRoots"] = f"stream: {' -> '.join(_dedup(bad_cwd.states()))}, {bad_cwd.texts('-4')!r}"
+
+        _, inp, ctx = self._permission_run("perm_rejects", "perm-rejects.txt")
+        base = {"schemaVersion": 1, "kind": "permission", "requestTaskId": inp["requestTaskId"],
+                "inputId": inp["inputId"], "toolUseId": inp["toolUseId"], "decision": "allow_once"}
+        tid = inp["requestTaskId"]
+        rejected("unknownInputId", msg(None, ctx, task_id=tid, data={**base, "inputId": "permission-" + "0" * 32}),
+                 -32602, "permission_resume_invalid")
+        rejected("extraPayloadKey", msg(None, ctx, task_id=tid, data={**base, "note": "x"}), -32602,
+                 "Permission response payload fields do not match")
+        rejected("badDecision", msg(None, ctx, task_id=tid, data={**base, "decision": "allow_always"}), -32602,
+                 "Permission decision must be allow_once or deny.")
+        rejected("wrongToolUseId", msg(None, ctx, task_id=tid, data={**base, "toolUseId": "call_x"}), -32602,
+                 "input_response_mismatch")
+        rejected("wrongContext", msg(None, "ctx-other", task_id=tid, data=base), -32602, "bad context id")
+        check(not (self.rt.workspace / "perm-rejects.txt").exists(), "rejected: a refused answer ran the tool")
+        return out
+
     def s_protocol_errors(self) -> dict[str, Any]:
         body = json.dumps({"jsonrpc": "2.0", "id": "x", "method": "GetTask", "params": {"id": "nope"}}).encode()
         base = {"Content-Type": "application/json"}
@@ -365,7 +411,7 @@ class Smoke:
         file_name = "perm-restart.txt"
         run1, inp, ctx = self._permission_run("perm_restart", file_name)
         session = next(m["iacCodeSessionId"] for m in run1.iac() if m.get("iacCodeSessionId"))
-        self.rt.restart_a2a()
+        timing = self.rt.restart_a2a()
         self.client = A2AClient(self.rt.a2a_url or "", self.rt.token)
         prelude = self._resume_prelude("perm_restart", inp["requestTaskId"], ctx, session)
         run2 = self.answer_permission("perm_restart_2", inp, ctx, "allow_once", "run2")
@@ -373,13 +419,13 @@ class Smoke:
         path = self.rt.workspace / file_name
         tools = self.tools(run2)
         check(path.exists(), f"perm_restart: file missing; states {_dedup(run2.states())}; tools {tools}")
-        return {**prelude, "answerStates": _dedup(run2.states()), "fileWritten": True}
+        return {**prelude, "answerStates": _dedup(run2.states()), "fileWritten": True, "restart": timing}
 
     def s_pipeline_after_restart(self) -> dict[str, Any]:
         run1, inp, ctx = self._pipeline_question("pipe_restart")
         last_seq = int(max(m["pipeline"]["sequence"] for m in run1.iac() if "pipeline" in m))
         session = next(m["pipeline"]["iacCodeSessionId"] for m in run1.iac() if "pipeline" in m)
-        self.rt.restart_a2a()
+        timing = self.rt.restart_a2a()
         self.client = A2AClient(self.rt.a2a_url or "", self.rt.token)
         prelude = self._resume_prelude("pipe_restart", inp["requestTaskId"], ctx, session)
         run2 = self._pipeline_answer("pipe_restart", inp, ctx, "Hangzhou", last_seq)
@@ -387,7 +433,8 @@ class Smoke:
                         and m["pipeline"]["eventType"] == "input_received")
         check(received["selectedId"] == "cn-hangzhou", f"pipe_restart: {received}")
         types = [m["pipeline"]["eventType"] for m in run2.iac() if "pipeline" in m]
-        return {**prelude, "answerEvents": _dedup(types)[:6], "answerStates": _dedup(run2.states())}
+        return {**prelude, "answerEvents": _dedup(types)[:6], "answerStates": _dedup(run2.states()),
+                "restart": timing}
 
 
 SCENARIOS: list[tuple[str, Callable[[Smoke], dict[str, Any]]]] = [
@@ -403,6 +450,7 @@ SCENARIOS: list[tuple[str, Callable[[Smoke], dict[str, Any]]]] = [
     ("subscribe_active_task", Smoke.s_subscribe_active),
     ("message_to_running_task", Smoke.s_message_to_running_task),
     ("provider_failure", Smoke.s_provider_failure),
+    ("rejected_requests", Smoke.s_rejected_requests),
     ("protocol_errors", Smoke.s_protocol_errors),
     # Last: these restart the runtime.
     ("permission_after_runtime_restart", Smoke.s_permission_after_restart),
@@ -419,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the runtime temp dir")
     args = parser.parse_args(argv)
 
+    # SIGTERM (e.g. from `timeout`) must still run the cleanup below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     wanted = [s for s in SCENARIOS if not args.only or s[0] in args.only]
     results: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -458,24 +508,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if failed == 0 and results else 1
 
 
-def _with_deadline(fn: Callable[[], dict[str, Any]], seconds: float) -> dict[str, Any]:
-    """Run ``fn`` on a thread; a hung runtime fails the scenario instead of hanging CI."""
-    box: dict[str, Any] = {}
+def _with_deadline(fn: Callable[[], dict[str, Any]], seconds: int) -> dict[str, Any]:
+    """Run ``fn`` on the main thread under SIGALRM, so a hung runtime fails the
+    scenario instead of hanging CI (and a runtime restarted inside ``fn`` is
+    started from the long-lived main thread, see ``run_runtime._die_with_parent``)."""
 
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
-            box["error"] = exc
+    def on_alarm(_sig: int, _frame: Any) -> None:
+        raise Failed(f"scenario did not finish within {seconds}s")
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise Failed(f"scenario did not finish within {seconds:.0f}s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        return fn()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _dedup(states: list[str]) -> list[str]:

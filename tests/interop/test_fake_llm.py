@@ -75,6 +75,7 @@ class PlanTests(unittest.TestCase):
     def test_pipeline_asks_once_then_completes_with_the_answer(self) -> None:
         first = self.plan([user("I need a website")], PIPE_TOOLS)
         self.assertEqual(first["tool"]["name"], "ask_user_question")
+        self.assertEqual(first["reasoning"], ["Need clarification."])
         self.assertEqual([o["id"] for o in first["tool"]["arguments"]["options"]], ["cn-hangzhou", "cn-beijing"])
         answer = json.dumps({"selected_id": "cn-beijing", "selected_label": "Beijing", "free_text": ""})
         second = self.plan([user("I need a website"), *with_call("ask_user_question", "c1", answer)], PIPE_TOOLS)
