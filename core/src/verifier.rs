@@ -322,23 +322,26 @@ fn close(set: &mut BTreeSet<String>, id: &str, rule: fn(String) -> Rule) -> Resu
     }
 }
 
-/// Wire-level checks serde cannot make: an object with a string `type`, an
-/// integer `timestamp` when present, and no `null` at the top level or in an
+/// Wire-level checks serde cannot make: an object with an integer
+/// `timestamp`, and no `null` at the top level or in an
 /// interrupt (except the three the clients tolerate).
 fn check_json_shape(event: &Value) -> Result<(), Rule> {
     let Some(object) = event.as_object() else {
         return Err(Rule::InvalidEvent("not an object".to_owned()));
     };
-    if let Some(ts) = object.get("timestamp") {
-        if !(ts.is_i64() || ts.is_u64()) {
-            return Err(Rule::InvalidEvent("timestamp is not an integer".to_owned()));
-        }
-    }
     const TOLERATED: [&str; 3] = ["outcome", "parentMessageId", "value"];
     for (key, value) in object {
         if value.is_null() && !TOLERATED.contains(&key.as_str()) {
             return Err(Rule::NullField(key.clone()));
         }
+    }
+    // Optional in AG-UI, but this adapter always stamps its events.
+    match object.get("timestamp") {
+        None => return Err(Rule::InvalidEvent("missing timestamp".to_owned())),
+        Some(ts) if !(ts.is_i64() || ts.is_u64()) => {
+            return Err(Rule::InvalidEvent("timestamp is not an integer".to_owned()));
+        }
+        Some(_) => {}
     }
     let interrupts = object
         .get("outcome")

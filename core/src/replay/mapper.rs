@@ -10,6 +10,7 @@
 //!  "session": {"executionId", "rosInvocationId"}?,
 //!  "durable": {"pipelineSequence", "pipelineOpenSteps", "textSnapshotDigests"}?,
 //!  "idSeed": 1, "clock": {"startMs": 1767225600000, "tickMs": 1}?,
+//!  "reopenSteps": true?,                                  (re-open durable steps first)
 //!  "steps": [
 //!    {"frame": <A2A stream result, or a whole JSON-RPC frame>, "options"?: {"pipeline", "statusText"}},
 //!    {"task": <GetTask snapshot>, "options"?: …},          (default: no pipeline, no status text)
@@ -72,6 +73,10 @@ pub(super) fn replay(input: &Value) -> Result<Value, String> {
             session_id: None,
         },
         session_emitted: false,
+        reopen: input
+            .get("reopenSteps")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
         events: Vec::new(),
         reports: Vec::new(),
         language: ctx.language,
@@ -107,6 +112,7 @@ struct Driver {
     ids: IdGen,
     info: SessionInfo,
     session_emitted: bool,
+    reopen: bool,
     events: Vec<Event>,
     reports: Vec<Value>,
     language: crate::Language,
@@ -124,8 +130,10 @@ impl Driver {
             run_id: run_id.clone(),
             parent_run_id: None,
         });
-        let reopened = self.mapper.reopen_steps(self.clock);
-        self.events.extend(reopened);
+        if self.reopen {
+            let reopened = self.mapper.reopen_steps(self.clock);
+            self.events.extend(reopened);
+        }
         let mut last_state = None;
         let mut end = None;
         for (index, step) in steps.iter().enumerate() {

@@ -6,6 +6,7 @@
 //! Each kind of case has its own module: `mapper` feeds A2A inputs to one
 //! [`crate::mapper::Mapper`] run.
 
+mod machine;
 mod mapper;
 
 use serde_json::Value;
@@ -17,6 +18,7 @@ use serde_json::Value;
 pub fn replay(kind: &str, input: &Value) -> Result<Value, String> {
     match kind {
         "mapper" => mapper::replay(input),
+        "machine" => machine::replay(input),
         other => Err(format!("unknown golden case kind `{other}`")),
     }
 }
