@@ -165,14 +165,37 @@ def live_cases(fixtures):
          "result first, input_received re-opens the step, a second question follows.", "pipe2",
          pre=[{"answeredTool": {"toolCallId": "call_72c02488", "text": "Hangzhou"}}], chain="live-pipe1",
          context={"runId": "run-2", "appliedInputIds": ["ask-call_72c02488"]})
-    live("live-pipe3", "Real capture: the last answer; sequences 346, 348, 347 arrive out of order (347 is "
-         "dropped), the step completes, pipeline_completed is forwarded, COMPLETED ends with success.",
+    live("live-pipe3", "Real capture: the last answer; the step completes, pipeline_completed is forwarded "
+         "and its COMPLETED state ends the reading (the later out-of-order backup frames are not read).",
          "pipe3", chain="live-pipe2",
          context={"runId": "run-3", "appliedInputIds": ["ask-call_72c02488"]})
     live("live-fail", "Real capture: a provider error; the FAILED status text is shown, the frames after "
          "FAILED are ignored, RUN_ERROR A2A_EXECUTION_FAILED.", "fail")
     live("live-cancel", "Real capture: CancelTask; the 'Task canceled.' text then RUN_ERROR CANCELLED.",
          "cancel")
+    def body(fixture):
+        with open(os.path.join(fixtures, "out_%s.json" % fixture), encoding="utf-8") as f:
+            data = json.load(f)["body"]
+        return data.get("result", data)
+
+    case("live-resume-pipe-recovery", "Real captures: a resume after a disconnect at sequence 5: the GetTask "
+         "snapshot (no envelopes, no text; its pending question is reported, not ended on), the recovery "
+         "response after sequence 5 (ACTIVITY_SNAPSHOT, then events 6–10), the answered tool's result, then "
+         "the answer stream up to the next question.",
+         [{"task": body("pipe_gettask")}, {"recovery": body("state_after5")},
+          {"markApplied": "ask-call_72c02488"},
+          {"answeredTool": {"toolCallId": "call_72c02488", "text": "Hangzhou"}}] + live_frames(fixtures, "pipe2"),
+         context={"contextId": "ctx-pipe-1", "runId": "run-2"},
+         durable={"pipelineSequence": 5, "pipelineOpenSteps": ["step:intent_parsing"], "textSnapshotDigests": []})
+    case("live-recovery-full", "Real captures: GetTask snapshot and a full recovery from sequence 0 "
+         "(every journal event mapped once).",
+         [{"task": body("pipe_gettask")}, {"recovery": body("state_full")}],
+         context={"contextId": "ctx-pipe-1", "runId": "run-2"})
+    case("live-resume-perm", "Real captures: a permission resume: the stale GetTask snapshot still shows "
+         "the wait (reported), the answer is applied, then the answer stream.",
+         [{"task": body("perm_gettask_a")}, {"markApplied": "permission-6fec5ec47c0b4643b8ef8c475ee659b1"}]
+         + live_frames(fixtures, "perm2_a"),
+         context={"contextId": "ctx-perm-a", "runId": "run-2"}, chain="live-perm1-a")
     live("live-subscribe-active", "Real capture: SubscribeToTask on a working task: snapshot first, then "
          "late text.", "subscribe_active")
 

@@ -264,17 +264,22 @@ impl Driver {
         }
         self.reports.push(report_json(report));
         self.events.extend(mapped.events.iter().cloned());
+        if let Some(state) = &report.state {
+            *last_state = Some(state.clone());
+        }
+        // Only live frames end the reading; a resume's GetTask snapshot is
+        // reconciled by the machine instead (its inputs are reported).
+        if step.get("frame").is_none() {
+            return Ok(None);
+        }
         if !report.inputs.is_empty() {
             let interrupts = report.inputs.iter().map(|i| i.interrupt.clone()).collect();
             return Ok(Some(End::Interrupt(interrupts)));
         }
-        if let Some(state) = &report.state {
-            *last_state = Some(state.clone());
-            if state.is_terminal() && step.get("frame").is_some() {
-                return Ok(Some(End::State(Some(state.clone()))));
-            }
+        match &report.state {
+            Some(state) if state.is_terminal() => Ok(Some(End::State(Some(state.clone())))),
+            _ => Ok(None),
         }
-        Ok(None)
     }
 
     fn emit_session(&mut self) {
