@@ -333,6 +333,23 @@ class Smoke:
                 "failedMessageId": failed[0]["message"]["messageId"].rsplit("-", 1)[-1],
                 "firstStreamStates": _dedup(stream.states())}
 
+    def s_text_to_permission_wait(self) -> dict[str, Any]:
+        file_name = "perm-text.txt"
+        _, inp, ctx = self._permission_run("perm_text", file_name)
+        turn = self.send("perm_text_2", user_message("SCENARIO_PLAIN are you there", context_id=ctx, cwd=self.cwd,
+                                                     task_id=inp["requestTaskId"]))
+        check(turn.content_type.startswith("text/event-stream"), f"perm_text: text refused {turn.body}")
+        check(turn.texts() == "Hello! How can I help?" and turn.states()[-1] == "TASK_STATE_INPUT_REQUIRED",
+              f"perm_text: new turn {_dedup(turn.states())} {turn.texts()!r}")
+        check(not (self.rt.workspace / file_name).exists(), "perm_text: the text ran the tool")
+        answer = self.answer_permission("perm_text_3", inp, ctx, "allow_once", "run3")
+        tools = self.tools(answer)
+        check((self.rt.workspace / file_name).exists(),
+              f"perm_text: parked permission not applied: {answer.body or _dedup(answer.states())} {tools}")
+        return {"textTurnStates": _dedup(turn.states()), "answerStates": _dedup(answer.states()),
+                "answerFirstKeys": sorted(k for k in answer.iac()[0] if k != "iacCodeSessionId"),
+                "fileWrittenAfterAnswer": True}
+
     def s_provider_failure(self) -> dict[str, Any]:
         stream, task_id, _ = self.new_run("fail", "SCENARIO_FAIL", "thr-fail")
         states = stream.states()
@@ -372,7 +389,7 @@ class Smoke:
                  "Unsupported pipeline name.")
         rejected("badContextId", msg(ctx="bad ctx!"), -32603, "Invalid A2A id")
 
-        bad_cwd = self.client.stream("SendStreamingMessage", msg(ctx="ctx-rej-cwd", cwd="/etc"))
+        bad_cwd = self.send("bad_cwd", msg(ctx="ctx-rej-cwd", cwd="/etc"))
         check(bad_cwd.states()[-1] == "TASK_STATE_FAILED" and bad_cwd.texts("-4") == "Invalid A2A workspace metadata.",
               f"rejected/badCwd: {_dedup(bad_cwd.states())} {bad_cwd.texts('')!r}")
         out["cwdOutsideRoots"] = f"stream: {' -> '.join(_dedup(bad_cwd.states()))}, {bad_cwd.texts('-4')!r}"
@@ -449,6 +466,7 @@ SCENARIOS: list[tuple[str, Callable[[Smoke], dict[str, Any]]]] = [
     ("cancel_running_task", Smoke.s_cancel_running),
     ("subscribe_active_task", Smoke.s_subscribe_active),
     ("message_to_running_task", Smoke.s_message_to_running_task),
+    ("text_to_permission_wait", Smoke.s_text_to_permission_wait),
     ("provider_failure", Smoke.s_provider_failure),
     ("rejected_requests", Smoke.s_rejected_requests),
     ("protocol_errors", Smoke.s_protocol_errors),
