@@ -265,9 +265,7 @@ pub(crate) fn normal_turn(b: &mut Builder<'_>, scenario: &Scenario) -> Vec<Step>
             )));
         }
         Scenario::Cancel => {
-            steps.push(Step::Frame(
-                b.ids.text("Working on a long task; cancel me. "),
-            ));
+            // As captured: SUBMITTED, WORKING, then nothing until CancelTask.
             steps.push(Step::HoldUntilCancel);
         }
         Scenario::Slow(ms) => {
