@@ -223,6 +223,16 @@ impl ThreadDocument {
             .map(String::as_str)
     }
 
+    /// True when any pending interrupt is past its `expiresAt` at `now_ms`.
+    pub fn has_expired_interrupt(&self, now_ms: i64) -> bool {
+        self.execution.pending.values().any(|p| {
+            p.expires_at
+                .as_deref()
+                .and_then(parse_iso_ms)
+                .is_some_and(|at| at <= now_ms)
+        })
+    }
+
     /// True when the current execution ended.
     pub fn execution_is_terminal(&self) -> bool {
         self.terminal_execution_ids
@@ -355,12 +365,10 @@ pub fn thread_key(thread_id: &str) -> String {
     format!("aguihash~{}", sha256_hex(thread_id.as_bytes()))
 }
 
-/// Parses an ISO-8601 UTC timestamp (`YYYY-MM-DDTHH:MM:SS[.fff…]Z`, or a
-/// `+00:00` suffix) into Unix milliseconds.
+/// Parses an ISO-8601 timestamp (`YYYY-MM-DDTHH:MM:SS[.fff…]` then `Z` or
+/// `±HH:MM`) into Unix milliseconds.
 pub fn parse_iso_ms(text: &str) -> Option<i64> {
-    let body = text
-        .strip_suffix('Z')
-        .or_else(|| text.strip_suffix("+00:00"))?;
+    let (body, offset_ms) = split_offset(text)?;
     let (date, time) = body.split_once('T')?;
     let mut d = date.splitn(3, '-');
     let year: i64 = digits(d.next()?, 4)?;
@@ -394,7 +402,24 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
         Some(_) => return None,
     };
     let days = days_from_civil(year, month, day);
-    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis - offset_ms)
+}
+
+/// Splits `Z` or a `±HH:MM` offset off a timestamp; the offset in ms.
+fn split_offset(text: &str) -> Option<(&str, i64)> {
+    if let Some(body) = text.strip_suffix('Z') {
+        return Some((body, 0));
+    }
+    let at = text.len().checked_sub(6)?;
+    let (body, offset) = (text.get(..at)?, text.get(at..)?);
+    let sign = match offset.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let (hours, minutes) = offset[1..].split_once(':')?;
+    let minutes = digits(hours, 2)? * 60 + digits(minutes, 2)?;
+    Some((body, sign * minutes * 60_000))
 }
 
 const MAX_KEY_STEM: usize = 200;

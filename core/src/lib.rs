@@ -20,6 +20,7 @@ pub mod error;
 pub mod i18n;
 pub mod ids;
 pub mod json;
+pub mod machine;
 pub mod mapper;
 pub mod replay;
 pub mod sse;

@@ -120,9 +120,12 @@ fn secrets_and_unknown_projection_fields_never_survive() {
     assert!(!doc.to_json().to_string().contains("sk-leak"));
 }
 
+/// Damages a valid document in one place.
+type Mutation = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn every_invalid_field_is_refused_with_a_typed_error() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, DocumentError)> = vec![
+    let cases: Vec<(&str, Mutation, DocumentError)> = vec![
         (
             "schema 2",
             Box::new(|v| v["schemaVersion"] = json!(2)),
@@ -319,6 +322,8 @@ fn iso_timestamps_parse_to_unix_millis() {
         parse_iso_ms("2000-03-01T00:00:00.5+00:00"),
         Some(951_868_800_500)
     );
+    assert_eq!(parse_iso_ms("1970-01-01T08:00:00+08:00"), Some(0));
+    assert_eq!(parse_iso_ms("1969-12-31T23:30:00-00:30"), Some(0));
     assert_eq!(parse_iso_ms("2026-13-02T09:50:40Z"), None);
     assert_eq!(parse_iso_ms("2026-12-02 09:50:40Z"), None);
     assert_eq!(parse_iso_ms("2026-12-02T09:50:40"), None);

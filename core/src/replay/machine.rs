@@ -9,7 +9,7 @@
 //!    {"at": 1001, "effect": 1 | "persist" | "stream" | "call" | "http",
 //!     "persisted": true | "frame": {…} | "end": true | "response": {…}
 //!     | "http": {"status": 200, "body": {…}} | "failed": true},
-//!    {"at": 1002, "cancel": {"executionId", "threadId", "rosInvocationId"}},
+//!    {"at": 1002, "cancel": {"executionId"?, "threadId", "rosInvocationId"}},
 //!    {"at": 1003, "disconnect": {"threadId", "runId"}},
 //!    {"at": 1004, "timeout": true},
 //!    {"at": 1005, "restart": true}
@@ -89,9 +89,19 @@ pub(super) fn replay(input: &Value) -> Result<Value, String> {
             let field = |k: &str| cancel.get(k).and_then(Value::as_str).unwrap_or_default();
             let thread_id = field("threadId").to_owned();
             let load = load_of(&machine, &store, &thread_id);
+            // Without `executionId`, the thread's current execution (its id
+            // comes from the seeded generator, unknown to the case author).
+            let current = machine
+                .document(&thread_id)
+                .map(|d| d.execution.execution_id.clone())
+                .unwrap_or_default();
+            let execution_id = cancel
+                .get("executionId")
+                .and_then(Value::as_str)
+                .map_or(current, str::to_owned);
             let ticket = machine.handle_cancel(
                 now,
-                field("executionId"),
+                &execution_id,
                 &thread_id,
                 field("rosInvocationId"),
                 crate::i18n::Language::En,
@@ -99,7 +109,12 @@ pub(super) fn replay(input: &Value) -> Result<Value, String> {
             );
             extra.push(json!({"type": "cancelTicket", "ticket": ticket}));
         } else if let Some(disconnect) = step.get("disconnect") {
-            let field = |k: &str| disconnect.get(k).and_then(Value::as_str).unwrap_or_default();
+            let field = |k: &str| {
+                disconnect
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            };
             machine.handle_disconnect(now, field("threadId"), field("runId"));
         } else if step.get("timeout").is_some() {
             machine.handle_timeout(now);

@@ -1,0 +1,728 @@
+//! The thread state machine (SPEC §4–5, §7–11): admission, runs, resume,
+//! cancel, disconnect, expiry and the durable document, as pure transitions.
+//!
+//! One [`Machine`] serves every thread of a host. Inputs go in through
+//! `handle_*` methods, each taking `now_ms`; outputs come out of
+//! [`Machine::poll_output`] (or [`Machine::drain`]). Effects are plain data
+//! with an [`EffectId`]; the host performs them and feeds each outcome back
+//! with [`Machine::handle_answer`]. Fresh ids come from a seeded [`IdGen`],
+//! so the same inputs give byte-identical outputs on every runtime.
+//!
+//! A host loop:
+//! 1. before a request of a thread the machine has not loaded
+//!    ([`Machine::needs_load`]), read its document and pass a [`Load`];
+//! 2. [`Machine::handle_run_request`] / [`Machine::handle_cancel`] /
+//!    [`Machine::handle_disconnect`] / [`Machine::handle_timeout`];
+//! 3. drain outputs and perform them: write `Persist` documents of one thread
+//!    in order, open `A2a` streams, make `A2a` calls and `Http` calls, emit
+//!    events to the run's SSE stream; answer every effect except `CloseStream`;
+//! 4. wake the machine at [`Machine::poll_timeout`].
+//!
+//! Outputs may carry request secrets inside `A2a` requests (their purpose);
+//! their `Debug` form redacts the request, and hosts must never log them.
+
+mod admission;
+mod requests;
+mod resume;
+mod run;
+mod run_resume;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::a2a::JsonRpcRequest;
+use crate::agui::Event;
+use crate::document::{parse_iso_ms, ThreadDocument};
+use crate::error::{ErrorCode, MessageKey, ProtocolError};
+use crate::i18n::Language;
+use crate::ids::IdGen;
+use crate::validate::ValidatedRun;
+
+pub use admission::{admit, Admitted};
+pub use resume::{answer_digest, check_entries, validate_payload, EntryCheck, Resolution};
+
+use run::Run;
+
+/// Names one effect; its answer comes back with the same id.
+pub type EffectId = u64;
+
+/// Host settings the machine needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Config {
+    /// Interrupt time to live in ms (`--interrupt-ttl`, default 540 s,
+    /// at least 1 s).
+    pub interrupt_ttl_ms: i64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            interrupt_ttl_ms: crate::mapper::DEFAULT_INTERRUPT_TTL_MS,
+        }
+    }
+}
+
+/// What the host found when it read a thread's document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// No document: the thread does not exist yet.
+    Missing,
+    /// The stored JSON.
+    Found(Value),
+    /// Unreadable (I/O error, not JSON, …).
+    Unreadable,
+}
+
+/// The outcome of one effect, fed back with [`Machine::handle_answer`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Answer {
+    /// A `Persist` finished; `ok: false` when the write failed.
+    Persisted {
+        /// True when the document is durably stored.
+        ok: bool,
+    },
+    /// One frame of an A2A stream: the JSON-RPC response object (with
+    /// `result` or `error`). A call the runtime rejected before streaming
+    /// (a plain JSON body) comes back as one such frame.
+    Frame(Value),
+    /// The A2A stream ended.
+    StreamEnded,
+    /// The JSON-RPC response object of a unary A2A call.
+    Response(Value),
+    /// The response of an `Http` effect.
+    Http {
+        /// HTTP status.
+        status: u16,
+        /// The JSON body (`null` when it was not JSON).
+        body: Value,
+    },
+    /// Connecting, sending or reading failed.
+    Failed,
+}
+
+/// A JSON-RPC request for the A2A runtime. `Debug` shows only the method and
+/// id because the request may carry request-local secrets.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct A2aBody(pub JsonRpcRequest);
+
+impl core::fmt::Debug for A2aBody {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "A2aBody({} {}, <redacted>)", self.0.method, self.0.id)
+    }
+}
+
+/// Everything the machine asks the host to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Output {
+    /// The run is admitted: start the SSE stream; its events follow as `Emit`.
+    #[serde(rename_all = "camelCase")]
+    Admitted {
+        /// Thread of the run.
+        thread_id: String,
+        /// The run.
+        run_id: String,
+    },
+    /// The request is refused before the stream: answer `status` with `body`
+    /// (the JSON error envelope).
+    #[serde(rename_all = "camelCase")]
+    Refused {
+        /// Thread of the request.
+        thread_id: String,
+        /// Run id of the request.
+        run_id: String,
+        /// HTTP status.
+        status: u16,
+        /// `{"error":{"code","message"}}`.
+        body: Value,
+    },
+    /// Write one AG-UI event to the run's SSE stream.
+    #[serde(rename_all = "camelCase")]
+    Emit {
+        /// Thread of the run.
+        thread_id: String,
+        /// The run.
+        run_id: String,
+        /// The event.
+        event: Event,
+    },
+    /// The run is over: close its SSE stream (its terminal event was emitted,
+    /// or its client is gone).
+    #[serde(rename_all = "camelCase")]
+    RunEnded {
+        /// Thread of the run.
+        thread_id: String,
+        /// The run.
+        run_id: String,
+    },
+    /// Atomically replace the thread's document (SPEC §11), then answer
+    /// `Persisted`. Writes of one thread must happen in order.
+    #[serde(rename_all = "camelCase")]
+    Persist {
+        /// Effect id.
+        id: EffectId,
+        /// Thread whose file to write (see `document::thread_key`).
+        thread_id: String,
+        /// The document.
+        document: Value,
+    },
+    /// Send a JSON-RPC request to the A2A runtime (`A2A-Version: 1.0`, its
+    /// bearer token). Streaming methods answer with `Frame`s then
+    /// `StreamEnded`; unary ones with one `Response`; failures with `Failed`.
+    #[serde(rename_all = "camelCase")]
+    A2a {
+        /// Effect id.
+        id: EffectId,
+        /// True for SendStreamingMessage and SubscribeToTask.
+        streaming: bool,
+        /// The request.
+        request: A2aBody,
+    },
+    /// Call an iac-code HTTP extension endpoint of the runtime; answer `Http`.
+    #[serde(rename_all = "camelCase")]
+    Http {
+        /// Effect id.
+        id: EffectId,
+        /// `GET` or `POST`.
+        method: String,
+        /// Path and query, e.g. `/iac-code/pipeline/state?taskId=…`.
+        path: String,
+        /// JSON body for `POST`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<Value>,
+    },
+    /// Stop reading the A2A stream of that effect; no answer expected.
+    #[serde(rename_all = "camelCase")]
+    CloseStream {
+        /// The stream's effect id.
+        id: EffectId,
+    },
+    /// Answer a cancel-extension request.
+    #[serde(rename_all = "camelCase")]
+    CancelAnswered {
+        /// The ticket [`Machine::handle_cancel`] returned.
+        ticket: u64,
+        /// HTTP status.
+        status: u16,
+        /// JSON body.
+        body: Value,
+    },
+}
+
+/// The sans-IO thread state machine of a host.
+#[derive(Debug)]
+pub struct Machine {
+    threads: BTreeMap<String, Thread>,
+    io: Io,
+}
+
+impl Machine {
+    /// A machine with `config`, drawing fresh ids from `seed`.
+    pub fn new(config: Config, seed: u64) -> Self {
+        let config = Config {
+            interrupt_ttl_ms: config.interrupt_ttl_ms.max(1000),
+        };
+        Machine {
+            threads: BTreeMap::new(),
+            io: Io {
+                config,
+                ids: IdGen::new(seed),
+                next_effect: 1,
+                next_ticket: 1,
+                owners: BTreeMap::new(),
+                outputs: VecDeque::new(),
+            },
+        }
+    }
+
+    /// True when the host must read the thread's document before its next
+    /// request (the machine keeps loaded threads in memory).
+    pub fn needs_load(&self, thread_id: &str) -> bool {
+        !self.threads.contains_key(thread_id)
+    }
+
+    /// The next output, if any.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.io.outputs.pop_front()
+    }
+
+    /// Every pending output, in order.
+    pub fn drain(&mut self) -> Vec<Output> {
+        self.io.outputs.drain(..).collect()
+    }
+
+    /// The earliest interrupt expiry of a loaded thread without an active
+    /// run: wake the machine then with [`Machine::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<i64> {
+        self.threads
+            .values()
+            .filter(|t| t.run.is_none() && t.admitting.is_none())
+            .flat_map(|t| t.doc.execution.pending.values())
+            .filter_map(|p| p.expires_at.as_deref().and_then(parse_iso_ms))
+            .min()
+    }
+
+    /// True when no run is active or being admitted and no loaded thread has
+    /// a pending interrupt (for `--idle-shutdown`).
+    pub fn is_idle(&self) -> bool {
+        self.threads
+            .values()
+            .all(|t| t.run.is_none() && t.admitting.is_none() && t.doc.execution.pending.is_empty())
+    }
+
+    /// Forgets a loaded thread that has nothing in flight, so a long-running
+    /// host does not keep every thread in memory. Returns false when the
+    /// thread is busy (and keeps it).
+    pub fn evict(&mut self, thread_id: &str) -> bool {
+        match self.threads.get(thread_id) {
+            Some(t) if t.run.is_some() || t.admitting.is_some() => false,
+            Some(t)
+                if self
+                    .io
+                    .owners
+                    .values()
+                    .any(|o| o.thread() == t.doc.thread_id) =>
+            {
+                false
+            }
+            _ => {
+                self.threads.remove(thread_id);
+                true
+            }
+        }
+    }
+
+    /// A validated `POST /` whose workspace the host resolved (SPEC §5).
+    /// `load` is read only when [`Machine::needs_load`] was true.
+    ///
+    /// Outputs `Refused` at once, or a `Persist` whose answer decides
+    /// between `Admitted` (then the run's events) and `Refused` 503.
+    pub fn handle_run_request(
+        &mut self,
+        now_ms: i64,
+        run: ValidatedRun,
+        workspace: &str,
+        load: Load,
+    ) {
+        let thread_id = run.input.thread_id.clone();
+        let run_id = run.input.run_id.clone();
+        let language = run.language;
+        let refuse = |io: &mut Io, error: ProtocolError| {
+            io.push(Output::Refused {
+                thread_id: thread_id.clone(),
+                run_id: run_id.clone(),
+                status: error.code.http_status(),
+                body: error.envelope(language),
+            });
+        };
+        let loaded = match self.threads.get(&thread_id) {
+            Some(thread) => Some(thread.doc.clone()),
+            None => match load_document(&thread_id, load) {
+                Ok(doc) => doc,
+                Err(error) => return refuse(&mut self.io, error),
+            },
+        };
+        let busy = self
+            .threads
+            .get(&thread_id)
+            .is_some_and(|t| t.run.is_some() || t.admitting.is_some());
+        let admitted = match admit(
+            &run,
+            workspace,
+            loaded.as_ref(),
+            busy,
+            now_ms,
+            self.io.config.interrupt_ttl_ms,
+            &mut self.io.ids,
+        ) {
+            Ok(admitted) => admitted,
+            Err(error) => {
+                if let Some(doc) = loaded {
+                    self.threads
+                        .entry(thread_id.clone())
+                        .or_insert_with(|| Thread::new(doc));
+                }
+                return refuse(&mut self.io, error);
+            }
+        };
+        let previous = loaded;
+        let thread = self
+            .threads
+            .entry(thread_id.clone())
+            .or_insert_with(|| Thread::new(admitted.document.clone()));
+        thread.doc = admitted.document.clone();
+        if let Some(task_id) = &admitted.expired_task {
+            self.io.cancel_task(&thread_id, task_id);
+        }
+        let id = self
+            .io
+            .persist(Owner::Admission(thread_id.clone()), &thread.doc);
+        thread.admitting = Some(Admitting {
+            effect: id,
+            previous,
+            run: Box::new(run),
+        });
+    }
+
+    /// The cancel extension (SPEC §9). The answer comes as `CancelAnswered`
+    /// with the returned ticket (at once for 404/`already_terminal`, after
+    /// the persist otherwise).
+    pub fn handle_cancel(
+        &mut self,
+        now_ms: i64,
+        execution_id: &str,
+        thread_id: &str,
+        ros_invocation_id: &str,
+        language: Language,
+        load: Load,
+    ) -> u64 {
+        let ticket = self.io.next_ticket;
+        self.io.next_ticket += 1;
+        if !self.threads.contains_key(thread_id) {
+            match load_document(thread_id, load) {
+                Ok(Some(doc)) => {
+                    self.threads.insert(thread_id.to_owned(), Thread::new(doc));
+                }
+                Ok(None) => {
+                    self.io.answer_not_found(ticket, language);
+                    return ticket;
+                }
+                Err(error) => {
+                    self.io.push(Output::CancelAnswered {
+                        ticket,
+                        status: error.code.http_status(),
+                        body: error.envelope(language),
+                    });
+                    return ticket;
+                }
+            }
+        }
+        let Some(thread) = self.threads.get_mut(thread_id) else {
+            return ticket;
+        };
+        let doc = &thread.doc;
+        let current = doc.execution.execution_id == execution_id;
+        if current && !doc.execution_is_terminal() {
+            if doc.execution.ros_invocation_id != ros_invocation_id {
+                self.io.answer_not_found(ticket, language);
+                return ticket;
+            }
+        } else if doc.terminal_execution_ids.contains(execution_id) {
+            self.io.push(Output::CancelAnswered {
+                ticket,
+                status: 200,
+                body: serde_json::json!({"executionId": execution_id, "status": "already_terminal"}),
+            });
+            return ticket;
+        } else {
+            self.io.answer_not_found(ticket, language);
+            return ticket;
+        }
+        if let Some(mut run) = thread.run.take() {
+            run.abort(&mut thread.doc, &mut self.io, now_ms, Some(cancelled()));
+        }
+        if let Some(task_id) = thread.doc.execution.task_id.clone() {
+            self.io.cancel_task(thread_id, &task_id);
+        }
+        thread.doc.execution.pending.clear();
+        mark_terminal(&mut thread.doc);
+        let id = self.io.persist(
+            Owner::Cancel {
+                thread: thread_id.to_owned(),
+                ticket,
+                execution_id: execution_id.to_owned(),
+                language,
+            },
+            &thread.doc,
+        );
+        let _ = id;
+        ticket
+    }
+
+    /// The client of a run went away before its terminal event (SPEC §10).
+    pub fn handle_disconnect(&mut self, now_ms: i64, thread_id: &str, run_id: &str) {
+        let Some(thread) = self.threads.get_mut(thread_id) else {
+            return;
+        };
+        if thread.run.as_ref().is_none_or(|r| r.run_id() != run_id) {
+            return;
+        }
+        let Some(mut run) = thread.run.take() else {
+            return;
+        };
+        run.abort(&mut thread.doc, &mut self.io, now_ms, None);
+        if thread.doc.execution.pending.is_empty() {
+            if let Some(task_id) = thread.doc.execution.task_id.clone() {
+                self.io.cancel_task(thread_id, &task_id);
+            }
+            mark_terminal(&mut thread.doc);
+            self.io
+                .persist(Owner::BestEffort(thread_id.to_owned()), &thread.doc);
+        }
+    }
+
+    /// Expires abandoned interrupts whose `expiresAt` passed (SPEC §11):
+    /// pending state removed, A2A task cancelled, document persisted.
+    pub fn handle_timeout(&mut self, now_ms: i64) {
+        for (thread_id, thread) in &mut self.threads {
+            if thread.run.is_some() || thread.admitting.is_some() {
+                continue;
+            }
+            if !thread.doc.has_expired_interrupt(now_ms) {
+                continue;
+            }
+            if let Some(task_id) = expire(&mut thread.doc) {
+                self.io.cancel_task(thread_id, &task_id);
+            }
+            self.io
+                .persist(Owner::BestEffort(thread_id.clone()), &thread.doc);
+        }
+    }
+
+    /// The outcome of an effect. Answers to effects the machine no longer
+    /// waits for (a finished run's stream, a best-effort cancel) are ignored.
+    pub fn handle_answer(&mut self, now_ms: i64, id: EffectId, answer: Answer) {
+        let Some(owner) = self.io.owners.get(&id).cloned() else {
+            return;
+        };
+        let keeps_owner = matches!(answer, Answer::Frame(_));
+        if !keeps_owner {
+            self.io.owners.remove(&id);
+        }
+        match owner {
+            Owner::Admission(thread_id) => self.on_admission_persisted(now_ms, &thread_id, answer),
+            Owner::Cancel {
+                thread,
+                ticket,
+                execution_id,
+                language,
+            } => {
+                let _ = thread;
+                let ok = matches!(answer, Answer::Persisted { ok: true });
+                let output = if ok {
+                    Output::CancelAnswered {
+                        ticket,
+                        status: 200,
+                        body: serde_json::json!({"executionId": execution_id, "status": "cancelled"}),
+                    }
+                } else {
+                    let error = ProtocolError::new(
+                        ErrorCode::StateUnavailable,
+                        MessageKey::StateUnavailable,
+                    );
+                    Output::CancelAnswered {
+                        ticket,
+                        status: 503,
+                        body: error.envelope(language),
+                    }
+                };
+                self.io.push(output);
+            }
+            Owner::BestEffort(_) => {}
+            Owner::Run { thread, run_id } => {
+                let Some(t) = self.threads.get_mut(&thread) else {
+                    return;
+                };
+                let Some(run) = t.run.as_mut().filter(|r| r.run_id() == run_id) else {
+                    return;
+                };
+                run.on_answer(&mut t.doc, &mut self.io, now_ms, id, answer);
+                if run.is_done() {
+                    t.run = None;
+                }
+            }
+        }
+    }
+
+    /// The current document of a loaded thread.
+    pub fn document(&self, thread_id: &str) -> Option<&ThreadDocument> {
+        self.threads.get(thread_id).map(|t| &t.doc)
+    }
+
+    /// True while the thread has an admitted, unfinished run.
+    pub fn has_active_run(&self, thread_id: &str) -> bool {
+        self.threads.get(thread_id).is_some_and(|t| t.run.is_some())
+    }
+
+    fn on_admission_persisted(&mut self, now_ms: i64, thread_id: &str, answer: Answer) {
+        let Some(thread) = self.threads.get_mut(thread_id) else {
+            return;
+        };
+        let Some(admitting) = thread.admitting.take() else {
+            return;
+        };
+        let run = admitting.run;
+        if matches!(answer, Answer::Persisted { ok: true }) {
+            self.io.push(Output::Admitted {
+                thread_id: thread_id.to_owned(),
+                run_id: run.input.run_id.clone(),
+            });
+            let started = Run::start(*run, &mut thread.doc, &mut self.io, now_ms);
+            if !started.is_done() {
+                thread.run = Some(started);
+            }
+            return;
+        }
+        // Roll every change back (SPEC §5 step 9).
+        match admitting.previous {
+            Some(previous) => thread.doc = previous,
+            None => {
+                self.threads.remove(thread_id);
+            }
+        }
+        let error = ProtocolError::new(ErrorCode::StateUnavailable, MessageKey::StateUnavailable);
+        self.io.push(Output::Refused {
+            thread_id: thread_id.to_owned(),
+            run_id: run.input.run_id.clone(),
+            status: 503,
+            body: error.envelope(run.language),
+        });
+    }
+}
+
+/// A loaded thread.
+#[derive(Debug)]
+struct Thread {
+    doc: ThreadDocument,
+    run: Option<Run>,
+    admitting: Option<Admitting>,
+}
+
+impl Thread {
+    fn new(doc: ThreadDocument) -> Self {
+        Thread {
+            doc,
+            run: None,
+            admitting: None,
+        }
+    }
+}
+
+/// A run whose admission persist is in flight.
+#[derive(Debug)]
+struct Admitting {
+    #[allow(dead_code)]
+    effect: EffectId,
+    /// The document before admission (`None`: the thread was created).
+    previous: Option<ThreadDocument>,
+    run: Box<ValidatedRun>,
+}
+
+/// Who waits for an effect's answer.
+#[derive(Debug, Clone, PartialEq)]
+enum Owner {
+    Admission(String),
+    Cancel {
+        thread: String,
+        ticket: u64,
+        execution_id: String,
+        language: Language,
+    },
+    BestEffort(String),
+    Run {
+        thread: String,
+        run_id: String,
+    },
+}
+
+impl Owner {
+    fn thread(&self) -> &str {
+        match self {
+            Owner::Admission(t) | Owner::BestEffort(t) => t,
+            Owner::Cancel { thread, .. } | Owner::Run { thread, .. } => thread,
+        }
+    }
+}
+
+/// Effect ids, fresh ids and the output queue, shared by every transition.
+#[derive(Debug)]
+struct Io {
+    config: Config,
+    ids: IdGen,
+    next_effect: EffectId,
+    next_ticket: u64,
+    owners: BTreeMap<EffectId, Owner>,
+    outputs: VecDeque<Output>,
+}
+
+impl Io {
+    fn push(&mut self, output: Output) {
+        self.outputs.push_back(output);
+    }
+
+    fn effect(&mut self, owner: Owner) -> EffectId {
+        let id = self.next_effect;
+        self.next_effect += 1;
+        self.owners.insert(id, owner);
+        id
+    }
+
+    fn persist(&mut self, owner: Owner, doc: &ThreadDocument) -> EffectId {
+        let id = self.effect(owner);
+        self.push(Output::Persist {
+            id,
+            thread_id: doc.thread_id.clone(),
+            document: doc.to_json(),
+        });
+        id
+    }
+
+    /// A best-effort CancelTask whose answer is ignored.
+    fn cancel_task(&mut self, thread_id: &str, task_id: &str) {
+        let id = self.effect(Owner::BestEffort(thread_id.to_owned()));
+        let request = requests::cancel_task(self.ids.uuid(), task_id);
+        self.push(Output::A2a {
+            id,
+            streaming: false,
+            request: A2aBody(request),
+        });
+    }
+
+    fn answer_not_found(&mut self, ticket: u64, language: Language) {
+        let error = ProtocolError::new(ErrorCode::ExecutionNotFound, MessageKey::ExecutionNotFound);
+        self.push(Output::CancelAnswered {
+            ticket,
+            status: 404,
+            body: error.envelope(language),
+        });
+    }
+}
+
+/// Reads a host-supplied document.
+fn load_document(thread_id: &str, load: Load) -> Result<Option<ThreadDocument>, ProtocolError> {
+    let unavailable =
+        || ProtocolError::new(ErrorCode::StateUnavailable, MessageKey::StateUnavailable);
+    match load {
+        Load::Missing => Ok(None),
+        Load::Unreadable => Err(unavailable()),
+        Load::Found(value) => ThreadDocument::parse(&value, thread_id)
+            .map(Some)
+            .map_err(|_| unavailable()),
+    }
+}
+
+/// Ends the current execution (SPEC §9–10): recorded as terminal, task
+/// forgotten so nothing can resume it.
+fn mark_terminal(doc: &mut ThreadDocument) {
+    let id = doc.execution.execution_id.clone();
+    doc.terminal_execution_ids.insert(id);
+    doc.execution.task_id = None;
+}
+
+/// Removes the pending state of an expired execution and ends it; returns
+/// the task to cancel.
+fn expire(doc: &mut ThreadDocument) -> Option<String> {
+    let task = doc.execution.task_id.clone();
+    doc.execution.pending.clear();
+    mark_terminal(doc);
+    task
+}
+
+fn cancelled() -> ProtocolError {
+    ProtocolError::new(ErrorCode::Cancelled, MessageKey::Cancelled)
+}

@@ -1,0 +1,961 @@
+//! The run driver: one admitted run from `RUN_STARTED` to its one terminal
+//! event (SPEC §6–8, §10).
+//!
+//! The run waits for at most one effect at a time (`waiting`): a persist, a
+//! unary call or an HTTP call. Stream frames that arrive meanwhile queue in
+//! `inbox` and are mapped in order once the wait is over, so nothing that
+//! depends on a write is announced before the write succeeded. The resume
+//! preparation and answer application live in `run_resume.rs`.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use serde_json::Value;
+
+use super::requests::{self, Envelope};
+use super::resume::Resolution;
+use super::{mark_terminal, A2aBody, Answer, EffectId, Io, Output, Owner};
+use crate::a2a::{JsonRpcError, Method, StreamResponse, Task, TaskState};
+use crate::agui::{Event, EventBody, Outcome, ResumeEntry};
+use crate::document::{PendingInput, ThreadDocument};
+use crate::error::{ErrorCode, MessageKey, ProtocolError};
+use crate::i18n::Language;
+use crate::mapper::{
+    build_interrupt, iso_utc, DurableMapperState, FeedOptions, Mapped, Mapper, RequiredInput,
+    RunContext, SessionInfo,
+};
+use crate::validate::{IacCodeProps, UserMessage, ValidatedRun};
+
+/// One admitted run of a thread.
+#[derive(Debug)]
+pub(super) struct Run {
+    pub(super) thread_id: String,
+    pub(super) run_id: String,
+    pub(super) language: Language,
+    pub(super) props: IacCodeProps,
+    pub(super) user_message: Option<UserMessage>,
+    pub(super) entries: Option<Vec<ResumeEntry>>,
+    pub(super) mapper: Mapper,
+    pub(super) done: bool,
+    pub(super) session_emitted: bool,
+    /// A resume whose answers A2A accepted (all of them).
+    pub(super) accepted: bool,
+    /// Question answers bound to a tool: `TOOL_CALL_RESULT` once accepted.
+    pub(super) resolved_tools: Vec<(String, String)>,
+    /// Pipeline cursor before sideband answers, recovered before the end.
+    pub(super) recovery_after: Option<u64>,
+    pub(super) terminal_state: Option<TaskState>,
+    pub(super) stream: Option<Stream>,
+    pub(super) waiting: Option<(EffectId, Cont)>,
+    pub(super) inbox: VecDeque<Item>,
+    /// Answers being applied (question answers, or permission answers).
+    pub(super) plan: Vec<Resolution>,
+    /// Pending ids before the resume's reconciliation.
+    pub(super) known_before: BTreeSet<String>,
+    /// Events mapped during resume preparation, emitted after its persist.
+    pub(super) held: Vec<Event>,
+    pub(super) prep: Option<Prep>,
+}
+
+/// The open A2A stream of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Stream {
+    pub(super) id: EffectId,
+    pub(super) kind: StreamKind,
+    pub(super) accepted: bool,
+}
+
+/// What an A2A stream carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StreamKind {
+    /// The new turn's SendStreamingMessage, or a SubscribeToTask after
+    /// streamed permission answers.
+    Main,
+    /// The streamed question answer; its first frame accepts the answers.
+    Question,
+    /// The streamed answer of `plan[i]`.
+    Permission(usize),
+    /// The subscription after sideband answers.
+    SidebandSubscribe,
+}
+
+/// Work queued behind a wait.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Item {
+    Frame(EffectId, Value),
+    End(EffectId),
+    Failed(EffectId),
+    /// A GetTask snapshot read after sideband answers, mapped like a frame.
+    Task(Box<Task>),
+    OpenSubscribe,
+    /// The second GetTask did not show a terminal state.
+    RequireTerminal,
+}
+
+/// What to do when the awaited effect answers.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Cont {
+    Accepted(Box<Work>),
+    Identity(Box<Work>),
+    InterruptRecovery(Vec<RequiredInput>),
+    InterruptCommit,
+    EndRecovery,
+    EnsureRestored,
+    PrepTask,
+    PrepPipeline,
+    PrepPersist,
+    CancelledPersist,
+    SidebandSend(usize),
+    SidebandCommit(usize),
+    SidebandTask { second: bool },
+}
+
+/// A mapped frame on its way through the checks.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Work {
+    pub(super) mapped: Mapped,
+}
+
+/// What the resume's GetTask told.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Prep {
+    pub(super) inputs: Vec<RequiredInput>,
+    pub(super) task_terminal: bool,
+    pub(super) has_projection: bool,
+}
+
+/// How a failed run leaves its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Failure {
+    /// Pending interrupts stay; without any, the execution ends.
+    Plain,
+    /// Transport failure: also cancel the task when nothing is pending.
+    Transport,
+    /// A recovery-critical write failed: cancel the task, drop pending,
+    /// end the execution.
+    Persist,
+}
+
+impl Run {
+    /// Starts an admitted run: `RUN_STARTED`, re-opened steps, then the A2A
+    /// request (new turn) or the resume preparation.
+    pub(super) fn start(
+        validated: ValidatedRun,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+    ) -> Run {
+        let ValidatedRun {
+            input,
+            iac,
+            language,
+            user_message,
+            ..
+        } = validated;
+        let applied = doc
+            .applied_resume_digests
+            .keys()
+            .filter(|(execution, _)| *execution == doc.execution.execution_id)
+            .map(|(_, interrupt)| interrupt.clone())
+            .collect();
+        let ctx = RunContext {
+            thread_id: doc.thread_id.clone(),
+            run_id: input.run_id.clone(),
+            context_id: doc.context_id.clone(),
+            language,
+            interrupt_ttl_ms: io.config.interrupt_ttl_ms,
+            applied_input_ids: applied,
+        };
+        let durable = DurableMapperState {
+            pipeline_sequence: i64::try_from(doc.execution.pipeline_sequence).unwrap_or(i64::MAX),
+            pipeline_open_steps: doc.execution.pipeline_open_steps.clone(),
+            text_snapshot_digests: doc.execution.text_snapshot_digests.clone(),
+        };
+        let mut run = Run {
+            thread_id: doc.thread_id.clone(),
+            run_id: input.run_id.clone(),
+            language,
+            props: iac,
+            user_message,
+            entries: input.resume.clone(),
+            mapper: Mapper::new(ctx, durable),
+            done: false,
+            session_emitted: false,
+            accepted: false,
+            resolved_tools: Vec::new(),
+            recovery_after: None,
+            terminal_state: None,
+            stream: None,
+            waiting: None,
+            inbox: VecDeque::new(),
+            plan: Vec::new(),
+            known_before: BTreeSet::new(),
+            held: Vec::new(),
+            prep: None,
+        };
+        run.emit(
+            io,
+            now,
+            EventBody::RunStarted {
+                thread_id: doc.thread_id.clone(),
+                run_id: input.run_id.clone(),
+                parent_run_id: input.parent_run_id.clone(),
+            },
+        );
+        let reopened = run.mapper.reopen_steps(now);
+        run.emit_all(io, reopened);
+        if run.entries.is_some() {
+            run.prepare_resume(doc, io, now);
+        } else {
+            let parts = run
+                .user_message
+                .as_ref()
+                .map(|m| m.parts.clone())
+                .unwrap_or_default();
+            let message_id = run
+                .user_message
+                .as_ref()
+                .map(|m| m.id.clone())
+                .unwrap_or_default();
+            run.open_message_stream(doc, io, StreamKind::Main, message_id, &parts);
+        }
+        run
+    }
+
+    pub(super) fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    pub(super) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Routes an effect's answer: the awaited one continues the run, stream
+    /// answers queue, anything else is stale.
+    pub(super) fn on_answer(
+        &mut self,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        id: EffectId,
+        answer: Answer,
+    ) {
+        if self.done {
+            return;
+        }
+        if let Some((waited, _)) = &self.waiting {
+            if *waited == id {
+                let Some((_, cont)) = self.waiting.take() else {
+                    return;
+                };
+                self.resume_cont(doc, io, now, cont, answer);
+                self.pump(doc, io, now);
+                return;
+            }
+        }
+        if self.stream.as_ref().is_some_and(|s| s.id == id) {
+            let item = match answer {
+                Answer::Frame(frame) => Item::Frame(id, frame),
+                Answer::StreamEnded => Item::End(id),
+                _ => Item::Failed(id),
+            };
+            self.inbox.push_back(item);
+            self.pump(doc, io, now);
+        }
+    }
+
+    /// Ends the run from outside: the cancel extension (`Some(error)`: the
+    /// client still reads, so spans close and `RUN_ERROR` follows) or a
+    /// disconnect (`None`).
+    pub(super) fn abort(
+        &mut self,
+        _doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        error: Option<ProtocolError>,
+    ) {
+        if self.done {
+            return;
+        }
+        self.close_stream(io);
+        self.waiting = None;
+        self.inbox.clear();
+        if let Some(error) = error {
+            let closing = self.mapper.close_all(now);
+            self.emit_all(io, closing);
+            self.emit_run_error(io, now, &error);
+        }
+        self.end(io);
+    }
+
+    /// Handles queued work while nothing is awaited.
+    pub(super) fn pump(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
+        while !self.done && self.waiting.is_none() {
+            let Some(item) = self.inbox.pop_front() else {
+                return;
+            };
+            match item {
+                Item::Frame(id, frame) if self.stream_is(id) => self.on_frame(doc, io, now, frame),
+                Item::End(id) if self.stream_is(id) => self.on_stream_end(doc, io, now),
+                Item::Failed(id) if self.stream_is(id) => self.on_stream_failed(doc, io, now),
+                Item::Task(task) => {
+                    let frame = StreamResponse::Task(*task);
+                    let mapped = self
+                        .mapper
+                        .feed(&frame, FeedOptions::LIVE, now, &mut io.ids);
+                    self.identity_stage(doc, io, now, Work { mapped });
+                }
+                Item::OpenSubscribe => self.open_subscribe(doc, io, StreamKind::SidebandSubscribe),
+                Item::RequireTerminal => self.fail(
+                    doc,
+                    io,
+                    now,
+                    ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::A2aUnavailable),
+                    Failure::Plain,
+                ),
+                _ => {}
+            }
+        }
+    }
+
+    /// One frame of the current stream.
+    fn on_frame(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64, frame: Value) {
+        let Some(stream) = self.stream.clone() else {
+            return;
+        };
+        if let Some(error) = rpc_error(&frame) {
+            return match stream.kind {
+                StreamKind::Question | StreamKind::Permission(_) => {
+                    self.fail(doc, io, now, rejection(&error), Failure::Plain)
+                }
+                StreamKind::SidebandSubscribe => self.sideband_refresh(doc, io),
+                StreamKind::Main => self.fail_unavailable(doc, io, now),
+            };
+        }
+        let Some(parsed) = frame
+            .get("result")
+            .and_then(|r| serde_json::from_value::<StreamResponse>(r.clone()).ok())
+        else {
+            return self.fail_unavailable(doc, io, now);
+        };
+        let mapped = self
+            .mapper
+            .feed(&parsed, FeedOptions::LIVE, now, &mut io.ids);
+        let work = Work { mapped };
+        let accepting = matches!(
+            stream.kind,
+            StreamKind::Question | StreamKind::Permission(_)
+        );
+        if accepting && !stream.accepted {
+            if let Err(error) = self.check_identity(doc, &work) {
+                return self.fail(doc, io, now, error, Failure::Plain);
+            }
+            if let Some(s) = self.stream.as_mut() {
+                s.accepted = true;
+            }
+            let committed: Vec<Resolution> = match stream.kind {
+                StreamKind::Permission(i) => {
+                    if i + 1 == self.plan.len() {
+                        self.accepted = true;
+                    }
+                    self.plan.get(i).cloned().into_iter().collect()
+                }
+                _ => {
+                    self.accepted = true;
+                    self.plan.clone()
+                }
+            };
+            self.commit_answers(doc, &committed);
+            let id = io.persist(self.owner(), doc);
+            self.waiting = Some((id, Cont::Accepted(Box::new(work))));
+            return;
+        }
+        self.identity_stage(doc, io, now, work);
+    }
+
+    /// Checks and records task, context and session identities; persists a
+    /// newly learnt one before anything that depends on it is emitted.
+    pub(super) fn identity_stage(
+        &mut self,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        work: Work,
+    ) {
+        if let Err(error) = self.check_identity(doc, &work) {
+            return self.fail(doc, io, now, error, Failure::Plain);
+        }
+        let report = &work.mapped.report;
+        let mut learnt = false;
+        if doc.execution.task_id.is_none() {
+            if let Some(task) = &report.task_id {
+                doc.execution.task_id = Some(task.clone());
+                learnt = true;
+            }
+        }
+        if doc.iac_code_session_id.is_none() {
+            if let Some(session) = report.session_ids.first() {
+                doc.iac_code_session_id = Some(session.clone());
+                learnt = true;
+            }
+        }
+        if learnt {
+            self.sync(doc);
+            let id = io.persist(self.owner(), doc);
+            self.waiting = Some((id, Cont::Identity(Box::new(work))));
+            return;
+        }
+        self.emit_stage(doc, io, now, work);
+    }
+
+    /// Emits a checked frame's events, then looks at its inputs and state.
+    fn emit_stage(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64, work: Work) {
+        self.sync(doc);
+        let resuming = self.entries.is_some();
+        let known = doc.execution.task_id.is_some() && doc.iac_code_session_id.is_some();
+        if !self.session_emitted && ((resuming && self.accepted) || (!resuming && known)) {
+            self.emit_session(doc, io, now);
+        }
+        if self.accepted {
+            for (tool_call_id, text) in std::mem::take(&mut self.resolved_tools) {
+                let events = self
+                    .mapper
+                    .tool_result_for_answer(&tool_call_id, &text, now);
+                self.emit_all(io, events);
+            }
+        }
+        let Work { mapped } = work;
+        self.emit_all(io, mapped.events);
+        if !mapped.report.inputs.is_empty() {
+            return self.on_inputs(doc, io, now, mapped.report.inputs);
+        }
+        if let Some(state) = mapped.report.state {
+            let stop = matches!(
+                state,
+                TaskState::Completed
+                    | TaskState::InputRequired
+                    | TaskState::Failed
+                    | TaskState::Canceled
+                    | TaskState::Rejected
+                    | TaskState::AuthRequired
+            );
+            self.terminal_state = Some(state);
+            if stop {
+                self.finish(doc, io, now);
+            }
+        }
+    }
+
+    /// Required inputs arrived: recover missed Pipeline events first when
+    /// sideband answers were sent, then merge and commit the interrupt.
+    fn on_inputs(
+        &mut self,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        inputs: Vec<RequiredInput>,
+    ) {
+        if let Some(after) = self.recovery_after.take() {
+            let id = self.pipeline_state(doc, io, after);
+            self.waiting = Some((id, Cont::InterruptRecovery(inputs)));
+            return;
+        }
+        if let Err(error) = merge_pending(doc, &inputs, false) {
+            return self.fail(doc, io, now, error, Failure::Plain);
+        }
+        self.commit_interrupt(doc, io);
+    }
+
+    /// Persists the interrupted execution; the terminal event waits for it.
+    pub(super) fn commit_interrupt(&mut self, doc: &mut ThreadDocument, io: &mut Io) {
+        self.close_stream(io);
+        self.mapper.finalize_text_snapshots();
+        self.sync(doc);
+        let id = io.persist(self.owner(), doc);
+        self.waiting = Some((id, Cont::InterruptCommit));
+    }
+
+    /// The stream ended or the task reached a terminal state.
+    pub(super) fn finish(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
+        self.close_stream(io);
+        if let Some(after) = self.recovery_after.take() {
+            let id = self.pipeline_state(doc, io, after);
+            self.waiting = Some((id, Cont::EndRecovery));
+            return;
+        }
+        if !self.session_emitted {
+            self.emit_session(doc, io, now);
+        }
+        let closing = self.mapper.close_all(now);
+        self.emit_all(io, closing);
+        match self.terminal_state {
+            Some(TaskState::Completed | TaskState::InputRequired) => {
+                let body = EventBody::RunFinished {
+                    thread_id: self.thread_id.clone(),
+                    run_id: self.run_id.clone(),
+                    outcome: Outcome::Success,
+                    usage: self.mapper.usage(),
+                };
+                self.emit(io, now, body);
+            }
+            Some(TaskState::Canceled) => self.emit_run_error(
+                io,
+                now,
+                &ProtocolError::new(ErrorCode::Cancelled, MessageKey::Cancelled),
+            ),
+            _ => self.emit_run_error(
+                io,
+                now,
+                &ProtocolError::new(
+                    ErrorCode::A2aExecutionFailed,
+                    MessageKey::A2aExecutionFailed,
+                ),
+            ),
+        }
+        self.settle(doc, io, Failure::Plain);
+        self.end(io);
+    }
+
+    /// Ends the run with `RUN_ERROR` after closing its spans.
+    pub(super) fn fail(
+        &mut self,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        error: ProtocolError,
+        failure: Failure,
+    ) {
+        self.close_stream(io);
+        self.waiting = None;
+        self.inbox.clear();
+        let closing = self.mapper.close_all(now);
+        self.emit_all(io, closing);
+        self.emit_run_error(io, now, &error);
+        self.settle(doc, io, failure);
+        self.end(io);
+    }
+
+    /// A2A refused or failed: cancel the task (nothing pending), `A2A_UNAVAILABLE`.
+    pub(super) fn fail_unavailable(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
+        let error = ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::A2aUnavailable);
+        self.fail(doc, io, now, error, Failure::Transport);
+    }
+
+    /// A recovery-critical write failed.
+    pub(super) fn fail_persist(
+        &mut self,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        key: MessageKey,
+    ) {
+        let error = ProtocolError::new(ErrorCode::StatePersistenceFailed, key);
+        self.fail(doc, io, now, error, Failure::Persist);
+    }
+
+    /// Continues after the awaited effect answered.
+    fn resume_cont(
+        &mut self,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        cont: Cont,
+        answer: Answer,
+    ) {
+        let persisted = matches!(answer, Answer::Persisted { ok: true });
+        match cont {
+            Cont::Accepted(work) if persisted => self.identity_stage(doc, io, now, *work),
+            Cont::Accepted(_) => self.fail_persist(doc, io, now, MessageKey::ResponseCommitFailed),
+            Cont::Identity(work) if persisted => self.emit_stage(doc, io, now, *work),
+            Cont::Identity(_) => self.fail_persist(doc, io, now, MessageKey::ExecutionCommitFailed),
+            Cont::InterruptRecovery(inputs) => {
+                self.apply_recovery(io, now, &answer);
+                self.on_inputs(doc, io, now, inputs);
+            }
+            Cont::InterruptCommit if persisted => self.finish_interrupted(doc, io, now),
+            Cont::InterruptCommit => {
+                self.fail_persist(doc, io, now, MessageKey::InterruptCommitFailed)
+            }
+            Cont::EndRecovery => {
+                self.apply_recovery(io, now, &answer);
+                self.finish(doc, io, now);
+            }
+            other => self.resume_cont_resume(doc, io, now, other, answer),
+        }
+    }
+
+    /// `RUN_FINISHED` with every pending interrupt, after the commit persisted.
+    fn finish_interrupted(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
+        if !self.session_emitted {
+            self.emit_session(doc, io, now);
+        }
+        let closing = self.mapper.close_all(now);
+        self.emit_all(io, closing);
+        let interrupts = doc
+            .execution
+            .pending
+            .values()
+            .map(|p| interrupt_of(p, now, io.config.interrupt_ttl_ms, self.language))
+            .collect();
+        let body = EventBody::RunFinished {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+            outcome: Outcome::Interrupt { interrupts },
+            usage: self.mapper.usage(),
+        };
+        self.emit(io, now, body);
+        self.end(io);
+    }
+
+    /// Maps a `GET /iac-code/pipeline/state` answer (200 only; 404 means no
+    /// Pipeline). Events recovered here are emitted at once.
+    pub(super) fn apply_recovery(&mut self, io: &mut Io, now: i64, answer: &Answer) -> bool {
+        match answer {
+            Answer::Http { status: 200, body } => {
+                let mapped = self.mapper.feed_pipeline_recovery(body, now, &mut io.ids);
+                self.emit_all(io, mapped.events);
+                true
+            }
+            Answer::Http { status: 404, .. } => true,
+            _ => false,
+        }
+    }
+
+    fn on_stream_end(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
+        let Some(stream) = self.stream.take() else {
+            return;
+        };
+        io.owners.remove(&stream.id);
+        match stream.kind {
+            StreamKind::Question | StreamKind::Permission(_) if !stream.accepted => {
+                let error = ProtocolError::new(
+                    ErrorCode::A2aUnavailable,
+                    MessageKey::A2aResponseNotAccepted,
+                );
+                self.fail(doc, io, now, error, Failure::Plain);
+            }
+            StreamKind::Permission(i) if i + 1 < self.plan.len() => {
+                self.open_permission(doc, io, i + 1)
+            }
+            StreamKind::Permission(_) => self.open_subscribe(doc, io, StreamKind::Main),
+            StreamKind::SidebandSubscribe => {
+                self.stream = Some(stream);
+                self.sideband_refresh(doc, io);
+            }
+            StreamKind::Main | StreamKind::Question => self.finish(doc, io, now),
+        }
+    }
+
+    fn on_stream_failed(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
+        match self.stream.as_ref().map(|s| s.kind) {
+            Some(StreamKind::SidebandSubscribe) => self.sideband_refresh(doc, io),
+            _ => self.fail_unavailable(doc, io, now),
+        }
+    }
+
+    /// Opens a SendStreamingMessage stream on the thread's context.
+    pub(super) fn open_message_stream(
+        &mut self,
+        doc: &ThreadDocument,
+        io: &mut Io,
+        kind: StreamKind,
+        message_id: String,
+        parts: &[crate::a2a::Part],
+    ) {
+        let envelope = Envelope {
+            message_id,
+            context_id: &doc.context_id,
+            task_id: doc.execution.task_id.as_deref(),
+            cwd: &doc.cwd,
+            props: &self.props,
+            language: self.language,
+        };
+        let request = requests::message_send(
+            Method::SendStreamingMessage,
+            io.ids.uuid(),
+            &envelope,
+            parts,
+        );
+        self.open_stream(io, kind, request);
+    }
+
+    /// Opens a SubscribeToTask stream on the thread's task.
+    pub(super) fn open_subscribe(&mut self, doc: &ThreadDocument, io: &mut Io, kind: StreamKind) {
+        let task = doc.execution.task_id.clone().unwrap_or_default();
+        let request = requests::subscribe(io.ids.uuid(), &task);
+        self.open_stream(io, kind, request);
+    }
+
+    fn open_stream(&mut self, io: &mut Io, kind: StreamKind, request: crate::a2a::JsonRpcRequest) {
+        let id = io.effect(self.owner());
+        io.push(Output::A2a {
+            id,
+            streaming: true,
+            request: A2aBody(request),
+        });
+        self.stream = Some(Stream {
+            id,
+            kind,
+            accepted: false,
+        });
+    }
+
+    /// A unary A2A call awaited with `cont`.
+    pub(super) fn call(&mut self, io: &mut Io, request: crate::a2a::JsonRpcRequest, cont: Cont) {
+        let id = io.effect(self.owner());
+        io.push(Output::A2a {
+            id,
+            streaming: false,
+            request: A2aBody(request),
+        });
+        self.waiting = Some((id, cont));
+    }
+
+    /// An HTTP extension call; returns its effect id.
+    pub(super) fn http(
+        &mut self,
+        io: &mut Io,
+        method: &str,
+        path: String,
+        body: Option<Value>,
+    ) -> EffectId {
+        let id = io.effect(self.owner());
+        io.push(Output::Http {
+            id,
+            method: method.to_owned(),
+            path,
+            body,
+        });
+        id
+    }
+
+    fn pipeline_state(&mut self, doc: &ThreadDocument, io: &mut Io, after: u64) -> EffectId {
+        let task = doc.execution.task_id.clone().unwrap_or_default();
+        self.http(io, "GET", requests::pipeline_state_path(&task, after), None)
+    }
+
+    /// Records accepted answers: applied digest, pending dropped (SPEC §8
+    /// "Commit"). The caller persists.
+    pub(super) fn commit_answers(&mut self, doc: &mut ThreadDocument, answers: &[Resolution]) {
+        for answer in answers {
+            let key = (
+                doc.execution.execution_id.clone(),
+                answer.interrupt_id.clone(),
+            );
+            doc.applied_resume_digests
+                .insert(key, answer.digest.clone());
+            doc.execution.pending.remove(&answer.interrupt_id);
+            self.mapper.mark_applied(&answer.interrupt_id);
+        }
+    }
+
+    /// Task, context and session identities of a mapped frame.
+    pub(super) fn check_identity(
+        &self,
+        doc: &ThreadDocument,
+        work: &Work,
+    ) -> Result<(), ProtocolError> {
+        let report = &work.mapped.report;
+        let protocol = |key| ProtocolError::new(ErrorCode::A2aProtocolError, key);
+        if let (Some(known), Some(seen)) = (&doc.execution.task_id, &report.task_id) {
+            if known != seen {
+                return Err(protocol(MessageKey::TaskChanged));
+            }
+        }
+        if report
+            .context_id
+            .as_ref()
+            .is_some_and(|c| *c != doc.context_id)
+        {
+            return Err(protocol(MessageKey::ContextChanged));
+        }
+        let mut sessions = report.session_ids.iter();
+        let first = sessions.next();
+        if sessions.next().is_some() {
+            return Err(protocol(MessageKey::SessionChanged));
+        }
+        if let (Some(known), Some(seen)) = (&doc.iac_code_session_id, first) {
+            if known != seen {
+                return Err(protocol(MessageKey::SessionChanged));
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies the mapper's durable state into the document.
+    pub(super) fn sync(&self, doc: &mut ThreadDocument) {
+        let durable = self.mapper.durable();
+        let sequence = u64::try_from(durable.pipeline_sequence).unwrap_or(0);
+        doc.execution.pipeline_sequence = doc.execution.pipeline_sequence.max(sequence);
+        doc.execution.pipeline_open_steps = durable.pipeline_open_steps.clone();
+        doc.execution.text_snapshot_digests = durable.text_snapshot_digests.clone();
+    }
+
+    /// After a terminal event: without pending interrupts the execution
+    /// ends (and is cancelled first when a transport or write failed).
+    fn settle(&mut self, doc: &mut ThreadDocument, io: &mut Io, failure: Failure) {
+        if failure == Failure::Persist {
+            doc.execution.pending.clear();
+        }
+        if !doc.execution.pending.is_empty() {
+            return;
+        }
+        if failure != Failure::Plain {
+            if let Some(task) = doc.execution.task_id.clone() {
+                io.cancel_task(&self.thread_id, &task);
+            }
+        }
+        self.sync(doc);
+        mark_terminal(doc);
+        io.persist(Owner::BestEffort(self.thread_id.clone()), doc);
+    }
+
+    fn emit_session(&mut self, doc: &ThreadDocument, io: &mut Io, now: i64) {
+        self.session_emitted = true;
+        let info = SessionInfo {
+            execution_id: doc.execution.execution_id.clone(),
+            task_id: doc.execution.task_id.clone(),
+            ros_invocation_id: doc.execution.ros_invocation_id.clone(),
+            session_id: doc.iac_code_session_id.clone(),
+        };
+        let body = self.mapper.session_event(&info);
+        self.emit(io, now, body);
+    }
+
+    pub(super) fn emit_run_error(&mut self, io: &mut Io, now: i64, error: &ProtocolError) {
+        let body = EventBody::RunError {
+            message: error.message(self.language).to_owned(),
+            code: Some(error.code.as_str().to_owned()),
+            usage: self.mapper.usage(),
+        };
+        self.emit(io, now, body);
+    }
+
+    pub(super) fn emit(&mut self, io: &mut Io, now: i64, body: EventBody) {
+        self.emit_all(io, vec![Event::new(now, body)]);
+    }
+
+    pub(super) fn emit_all(&mut self, io: &mut Io, events: Vec<Event>) {
+        for event in events {
+            io.push(Output::Emit {
+                thread_id: self.thread_id.clone(),
+                run_id: self.run_id.clone(),
+                event,
+            });
+        }
+    }
+
+    fn end(&mut self, io: &mut Io) {
+        self.done = true;
+        self.waiting = None;
+        io.push(Output::RunEnded {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+        });
+    }
+
+    pub(super) fn close_stream(&mut self, io: &mut Io) {
+        if let Some(stream) = self.stream.take() {
+            if io.owners.remove(&stream.id).is_some() {
+                io.push(Output::CloseStream { id: stream.id });
+            }
+        }
+    }
+
+    fn stream_is(&self, id: EffectId) -> bool {
+        self.stream.as_ref().is_some_and(|s| s.id == id)
+    }
+
+    pub(super) fn owner(&self) -> Owner {
+        Owner::Run {
+            thread: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+        }
+    }
+}
+
+/// Merges required inputs into the pending set (SPEC §7–8): each must belong
+/// to the thread's task and context; known entries keep their expiry (a
+/// sideband sighting upgrades them); `replace` drops entries not seen again.
+pub(super) fn merge_pending(
+    doc: &mut ThreadDocument,
+    inputs: &[RequiredInput],
+    replace: bool,
+) -> Result<(), ProtocolError> {
+    let protocol = |key| ProtocolError::new(ErrorCode::A2aProtocolError, key);
+    for input in inputs {
+        if input
+            .request_task_id
+            .as_ref()
+            .is_some_and(|t| Some(t) != doc.execution.task_id.as_ref())
+        {
+            return Err(protocol(MessageKey::InterruptOtherTask));
+        }
+        if input
+            .context_id
+            .as_ref()
+            .is_some_and(|c| *c != doc.context_id)
+        {
+            return Err(protocol(MessageKey::InterruptOtherContext));
+        }
+    }
+    let mut merged = if replace {
+        Default::default()
+    } else {
+        doc.execution.pending.clone()
+    };
+    for input in inputs {
+        let entry = match doc.execution.pending.get(&input.input_id) {
+            Some(existing) => {
+                let mut kept = existing.clone();
+                kept.sideband |= input.sideband;
+                kept
+            }
+            None => PendingInput::new(
+                &input.projection,
+                input.sideband,
+                Some(input.expires_at.clone()),
+            ),
+        };
+        merged.insert(input.input_id.clone(), entry);
+    }
+    doc.execution.pending = merged;
+    Ok(())
+}
+
+/// The AG-UI interrupt of a stored pending input.
+pub(super) fn interrupt_of(
+    pending: &PendingInput,
+    now: i64,
+    ttl_ms: i64,
+    language: Language,
+) -> crate::agui::Interrupt {
+    let expires = pending
+        .expires_at
+        .clone()
+        .unwrap_or_else(|| iso_utc(now + ttl_ms));
+    build_interrupt(&Value::Object(pending.value.clone()), &expires, language)
+}
+
+/// The `error` object of a JSON-RPC response, if it is one.
+pub(super) fn rpc_error(frame: &Value) -> Option<JsonRpcError> {
+    let error = frame.get("error")?;
+    Some(
+        serde_json::from_value(error.clone()).unwrap_or(JsonRpcError {
+            code: 0,
+            message: String::new(),
+            data: None,
+        }),
+    )
+}
+
+/// The AG-UI error for an A2A refusal of an interrupt answer.
+pub(super) fn rejection(error: &JsonRpcError) -> ProtocolError {
+    if error.is_session_backup_not_ready() {
+        ProtocolError::new(
+            ErrorCode::SessionBackupNotReady,
+            MessageKey::SessionBackupNotReady,
+        )
+    } else {
+        ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::A2aRejectedResponse)
+    }
+}
