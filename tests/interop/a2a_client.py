@@ -12,7 +12,8 @@ import http.client
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 from urllib.parse import urlencode, urlparse
 
 READ_TIMEOUT_S = 90.0
@@ -36,8 +37,11 @@ class Stream:
 
     def iac(self) -> list[dict[str, Any]]:
         """``metadata.iac_code`` of every status update (``{}`` when absent)."""
-        return [(r["statusUpdate"].get("metadata") or {}).get("iac_code") or {}
-                for r in self.results() if "statusUpdate" in r]
+        return [
+            (r["statusUpdate"].get("metadata") or {}).get("iac_code") or {}
+            for r in self.results()
+            if "statusUpdate" in r
+        ]
 
     def texts(self, message_suffix: str = "-message") -> str:
         """Concatenated status-message text of the frames whose message id ends with ``message_suffix``."""
@@ -152,15 +156,32 @@ def context_id_for(thread_id: str) -> str:
     return "agui-" + hashlib.sha256(thread_id.encode()).hexdigest()[:40]
 
 
-def user_message(text: str | None, *, context_id: str, cwd: str, task_id: str | None = None,
-                 message_id: str | None = None, data: dict[str, Any] | None = None,
-                 extra_meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def user_message(
+    text: str | None,
+    *,
+    context_id: str,
+    cwd: str,
+    task_id: str | None = None,
+    message_id: str | None = None,
+    data: dict[str, Any] | None = None,
+    extra_meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A ``SendStreamingMessage`` params object shaped like the adapter's."""
     part: dict[str, Any] = {"text": text} if data is None else {"data": data, "mediaType": "application/json"}
-    meta = {"preferredLanguage": "en", "cleanupOnly": False, "rosInvocationId": f"ros-{context_id[-8:]}",
-            "cwd": cwd, **(extra_meta or {})}
-    msg: dict[str, Any] = {"messageId": message_id or str(uuid.uuid4()), "role": "ROLE_USER", "parts": [part],
-                           "metadata": {"iac_code": meta}, "contextId": context_id}
+    meta = {
+        "preferredLanguage": "en",
+        "cleanupOnly": False,
+        "rosInvocationId": f"ros-{context_id[-8:]}",
+        "cwd": cwd,
+        **(extra_meta or {}),
+    }
+    msg: dict[str, Any] = {
+        "messageId": message_id or str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [part],
+        "metadata": {"iac_code": meta},
+        "contextId": context_id,
+    }
     if task_id:
         msg["taskId"] = task_id
     return {"message": msg, "configuration": {"acceptedOutputModes": ["text/plain"]}}

@@ -128,8 +128,11 @@ def stream_chunks(reply: dict[str, Any], call_id: str) -> list[dict[str, Any]]:
         args = json.dumps(tool["arguments"], ensure_ascii=False)
         half = len(args) // 2
         deltas.append(
-            {"tool_calls": [{"index": 0, "id": call_id, "type": "function",
-                             "function": {"name": tool["name"], "arguments": ""}}]}
+            {
+                "tool_calls": [
+                    {"index": 0, "id": call_id, "type": "function", "function": {"name": tool["name"], "arguments": ""}}
+                ]
+            }
         )
         deltas.append({"tool_calls": [{"index": 0, "function": {"arguments": args[:half]}}]})
         deltas.append({"tool_calls": [{"index": 0, "function": {"arguments": args[half:]}}]})
@@ -279,11 +282,22 @@ def _completion(reply: dict[str, Any], call_id: str) -> dict[str, Any]:
         message["reasoning_content"] = "".join(reply["reasoning"])
     finish = "stop"
     if reply["tool"] is not None:
-        message["tool_calls"] = [{"id": call_id, "type": "function", "function": {
-            "name": reply["tool"]["name"], "arguments": json.dumps(reply["tool"]["arguments"])}}]
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": reply["tool"]["name"], "arguments": json.dumps(reply["tool"]["arguments"])},
+            }
+        ]
         finish = "tool_calls"
-    return {"id": f"chatcmpl-{call_id[5:]}", "object": "chat.completion", "created": 0, "model": MODEL_ID,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": USAGE}
+    return {
+        "id": f"chatcmpl-{call_id[5:]}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL_ID,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": USAGE,
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -294,8 +308,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._json(200, {"object": "list", "data": [
-                {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "interop"}]})
+            self._json(
+                200,
+                {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "interop"}]},
+            )
         else:
             self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
@@ -312,8 +328,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = plan_reply(body)
         self._log(body, reply)
         if reply["error"]:
-            self._json(400, {"error": {"message": reply["error"], "type": "invalid_request_error",
-                                       "code": "scripted_failure"}})
+            self._json(
+                400, {"error": {"message": reply["error"], "type": "invalid_request_error", "code": "scripted_failure"}}
+            )
             return
         call_id = _call_id(body)
         if not body.get("stream"):

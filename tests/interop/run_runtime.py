@@ -30,6 +30,7 @@ As a library: ``with Runtime(venv) as rt: rt.a2a_url, rt.token, rt.workspace``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -57,8 +58,9 @@ READY_TIMEOUT_S = 60.0
 class Runtime:
     """Fake LLM on a thread plus (unless ``llm_only``) an ``iac-code a2a`` child."""
 
-    def __init__(self, venv: Path = DEFAULT_VENV, *, llm_only: bool = False, keep: bool = False,
-                 thinking_exposure: str = "all") -> None:
+    def __init__(
+        self, venv: Path = DEFAULT_VENV, *, llm_only: bool = False, keep: bool = False, thinking_exposure: str = "all"
+    ) -> None:
         self.venv = Path(venv)
         self.llm_only = llm_only
         self.keep = keep
@@ -85,7 +87,7 @@ class Runtime:
         assert self.root is not None
         return self.root / "a2a.log"
 
-    def start(self) -> "Runtime":
+    def start(self) -> Runtime:
         iac_code = self.venv / "bin" / "iac-code"
         if not iac_code.exists():
             raise RuntimeError(f"{iac_code} is missing; run .ci/interop-setup.sh first")
@@ -133,7 +135,7 @@ class Runtime:
             "env": self.env,
         }
 
-    def __enter__(self) -> "Runtime":
+    def __enter__(self) -> Runtime:
         try:
             return self.start()
         except BaseException:
@@ -168,13 +170,27 @@ class Runtime:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("IAC_CODE_", "IACCODE_"))}
         env.update(self.env)
         env["IACCODE_A2A_HTTP_TOKEN"] = self.token
-        cmd = [str(self.venv / "bin" / "iac-code"), "a2a", "--host", "127.0.0.1", "--port", str(self.a2a_port),
-               "--thinking-exposure", self.thinking_exposure]
-        log = open(self.log_path, "ab")
-        self._proc = subprocess.Popen(cmd, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL,
-                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                      preexec_fn=_die_with_parent)
-        log.close()
+        cmd = [
+            str(self.venv / "bin" / "iac-code"),
+            "a2a",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.a2a_port),
+            "--thinking-exposure",
+            self.thinking_exposure,
+        ]
+        with open(self.log_path, "ab") as log:
+            self._proc = subprocess.Popen(
+                cmd,
+                cwd=self.workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             code = self._proc.poll()
@@ -258,10 +274,8 @@ def _die_with_parent() -> None:
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _free_port() -> int:

@@ -22,7 +22,8 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_llm  # noqa: E402
@@ -33,13 +34,13 @@ PIPELINE_META = {"run_mode": "pipeline", "pipeline_name": "selling"}
 DENIED_PREFIX = "The user explicitly denied this tool operation"
 
 
-class Failed(AssertionError):
+class CheckFailedError(AssertionError):
     pass
 
 
 def check(cond: Any, what: str) -> None:
     if not cond:
-        raise Failed(what)
+        raise CheckFailedError(what)
 
 
 class Smoke:
@@ -63,8 +64,10 @@ class Smoke:
     def new_run(self, name: str, text: str, thread: str, **meta: Any) -> tuple[Stream, str, str]:
         ctx = context_id_for(thread)
         stream = self.send(name, user_message(text, context_id=ctx, cwd=self.cwd, extra_meta=meta or None))
-        check(stream.status == 200 and stream.content_type.startswith("text/event-stream"),
-              f"{name}: expected SSE, got {stream.status} {stream.content_type} {stream.body}")
+        check(
+            stream.status == 200 and stream.content_type.startswith("text/event-stream"),
+            f"{name}: expected SSE, got {stream.status} {stream.content_type} {stream.body}",
+        )
         results = stream.results()
         check(results and "task" in results[0], f"{name}: first frame is not a task: {results[:1]}")
         check(state_of(results[0]) == "TASK_STATE_SUBMITTED", f"{name}: first task not SUBMITTED")
@@ -78,10 +81,22 @@ class Smoke:
         return inputs[-1]
 
     def answer_permission(self, name: str, inp: dict[str, Any], ctx: str, decision: str, run_id: str) -> Stream:
-        payload = {"schemaVersion": 1, "kind": "permission", "requestTaskId": inp["requestTaskId"],
-                   "inputId": inp["inputId"], "toolUseId": inp["toolUseId"], "decision": decision}
-        params = user_message(None, context_id=ctx, cwd=self.cwd, task_id=inp["requestTaskId"], data=payload,
-                              message_id=f"agui-resume-{run_id}-{inp['inputId']}")
+        payload = {
+            "schemaVersion": 1,
+            "kind": "permission",
+            "requestTaskId": inp["requestTaskId"],
+            "inputId": inp["inputId"],
+            "toolUseId": inp["toolUseId"],
+            "decision": decision,
+        }
+        params = user_message(
+            None,
+            context_id=ctx,
+            cwd=self.cwd,
+            task_id=inp["requestTaskId"],
+            data=payload,
+            message_id=f"agui-resume-{run_id}-{inp['inputId']}",
+        )
         return self.send(name, params)
 
     def _save(self, name: str, stream: Stream) -> None:
@@ -113,8 +128,10 @@ class Smoke:
         stream, _, _ = self.new_run("think", "SCENARIO_THINK hi", "thr-think")
         thinking = [m["thinking"] for m in stream.iac() if "thinking" in m]
         check(thinking and all(t["type"] == "raw_thinking" for t in thinking), f"think: {thinking}")
-        check("".join(t["text"] for t in thinking) == "Let me think about this. A short greeting fits.",
-              f"think: text {thinking}")
+        check(
+            "".join(t["text"] for t in thinking) == "Let me think about this. A short greeting fits.",
+            f"think: text {thinking}",
+        )
         check(stream.texts() == "Hello after thinking.", f"think: answer {stream.texts()!r}")
         first_thinking = next(i for i, m in enumerate(stream.iac()) if "thinking" in m)
         check(first_thinking < len(stream.iac()) - 3, "think: thinking after the answer")
@@ -125,8 +142,10 @@ class Smoke:
         stream, _, _ = self.new_run("tool", "SCENARIO_TOOL list markdown", "thr-tool")
         tools = self.tools(stream)
         statuses = [t["status"] for t in tools]
-        check(statuses[0] == "started" and "input_complete" in statuses and statuses[-1] == "completed",
-              f"tool: statuses {statuses}")
+        check(
+            statuses[0] == "started" and "input_complete" in statuses and statuses[-1] == "completed",
+            f"tool: statuses {statuses}",
+        )
         complete = next(t for t in tools if t["status"] == "input_complete")
         check(complete["name"] == "glob" and complete["toolInput"] == {"pattern": "*.md"}, f"tool: {complete}")
         done = tools[-1]
@@ -148,9 +167,12 @@ class Smoke:
         return stream, inp, ctx
 
     def _resume_prelude(self, name: str, task_id: str, ctx: str, session: str) -> dict[str, Any]:
-        status, body = self.client.post_json("/iac-code/session/ensure-restored",
-                                             {"cwd": self.cwd, "sessionId": session, "taskId": task_id})
-        check(status == 200 and body.get("status") in ("current", "restored"), f"{name}: ensure-restored {status} {body}")
+        status, body = self.client.post_json(
+            "/iac-code/session/ensure-restored", {"cwd": self.cwd, "sessionId": session, "taskId": task_id}
+        )
+        check(
+            status == 200 and body.get("status") in ("current", "restored"), f"{name}: ensure-restored {status} {body}"
+        )
         got = self.client.call("GetTask", {"id": task_id, "historyLength": 100})
         check(got.get("result", {}).get("id") == task_id, f"{name}: GetTask {str(got)[:300]}")
         check(got["result"]["contextId"] == ctx, f"{name}: GetTask context")
@@ -167,17 +189,24 @@ class Smoke:
         check("task" not in run2.results()[0], "perm_allow: answer stream starts with a task frame")
         check(run2.iac()[0].get("inputReceived", {}).get("inputId") == inp["inputId"], "perm_allow: no inputReceived")
         tools = self.tools(run2)
-        check(tools and tools[-1]["status"] == "completed" and tools[-1]["toolUseId"] == inp["toolUseId"],
-              f"perm_allow: tools {tools}")
+        check(
+            tools and tools[-1]["status"] == "completed" and tools[-1]["toolUseId"] == inp["toolUseId"],
+            f"perm_allow: tools {tools}",
+        )
         path = self.rt.workspace / file_name
         check(path.exists() and path.read_text() == fake_llm.PERM_FILE_TEXT, "perm_allow: file missing or wrong")
         check(run2.states()[-1] == "TASK_STATE_INPUT_REQUIRED", f"perm_allow: last {run2.states()[-1]}")
         dup = self.answer_permission("perm_allow_dup", inp, ctx, "allow_once", "run3")
         dup_received = [m["inputReceived"] for m in dup.iac() if "inputReceived" in m]
         check(dup_received and dup_received[0].get("duplicate") is True, f"perm_allow: duplicate answer {dup.iac()}")
-        return {**prelude, "toolResult": str(tools[-1].get("result"))[:80], "fileWritten": True,
-                "answerStates": _dedup(run2.states()), "duplicateAnswerStates": _dedup(dup.states()),
-                "duplicateInputReceived": dup_received[0]}
+        return {
+            **prelude,
+            "toolResult": str(tools[-1].get("result"))[:80],
+            "fileWritten": True,
+            "answerStates": _dedup(run2.states()),
+            "duplicateAnswerStates": _dedup(dup.states()),
+            "duplicateInputReceived": dup_received[0],
+        }
 
     def s_permission_deny(self) -> dict[str, Any]:
         file_name = "perm-deny.txt"
@@ -200,17 +229,24 @@ class Smoke:
         check(state_of(got["result"]) == "TASK_STATE_CANCELED", "perm_cancel: GetTask not CANCELED")
         check(not (self.rt.workspace / file_name).exists(), "perm_cancel: file written despite cancel")
         again = self.client.call("CancelTask", {"id": inp["requestTaskId"]})
-        return {"cancelState": "TASK_STATE_CANCELED", "secondCancel": again.get("error", {}).get("code")
-                if "error" in again else state_of(again.get("result", {}))}
+        return {
+            "cancelState": "TASK_STATE_CANCELED",
+            "secondCancel": again.get("error", {}).get("code")
+            if "error" in again
+            else state_of(again.get("result", {})),
+        }
 
     def _pipeline_question(self, name: str) -> tuple[Stream, dict[str, Any], str]:
-        stream, task_id, ctx = self.new_run(f"{name}_1", "SCENARIO_PIPE I need a website", f"thr-{name}",
-                                            **PIPELINE_META)
+        stream, task_id, ctx = self.new_run(
+            f"{name}_1", "SCENARIO_PIPE I need a website", f"thr-{name}", **PIPELINE_META
+        )
         check(stream.states()[-1] == "TASK_STATE_INPUT_REQUIRED", f"{name}: run 1 last {stream.states()[-1]}")
         envs = [m["pipeline"] for m in stream.iac() if "pipeline" in m]
         types = [e["eventType"] for e in envs]
-        check(types[0] == "pipeline_started" and "step_started" in types and types[-1] == "input_required",
-              f"{name}: events {types}")
+        check(
+            types[0] == "pipeline_started" and "step_started" in types and types[-1] == "input_required",
+            f"{name}: events {types}",
+        )
         check("thinking_delta" in types, f"{name}: no thinking_delta in {types}")
         inp = self.pending_input(stream)
         check(inp["kind"] == "ask_user_question" and inp["inputId"] == f"ask-{inp['toolUseId']}", f"{name}: {inp}")
@@ -219,12 +255,19 @@ class Smoke:
         return stream, inp, ctx
 
     def _pipeline_answer(self, name: str, inp: dict[str, Any], ctx: str, text: str, last_seq: int) -> Stream:
-        st, state = self.client.get_json("/iac-code/pipeline/state",
-                                         {"taskId": inp["requestTaskId"], "afterSequence": last_seq})
+        st, state = self.client.get_json(
+            "/iac-code/pipeline/state", {"taskId": inp["requestTaskId"], "afterSequence": last_seq}
+        )
         check(st == 200 and state["snapshot"]["status"] == "waiting_input", f"{name}: pipeline/state {st}")
         check(state["snapshot"]["pendingInput"]["inputId"] == inp["inputId"], f"{name}: snapshot pendingInput")
-        params = user_message(text, context_id=ctx, cwd=self.cwd, task_id=inp["requestTaskId"],
-                              message_id="agui-resume-run2", extra_meta=PIPELINE_META)
+        params = user_message(
+            text,
+            context_id=ctx,
+            cwd=self.cwd,
+            task_id=inp["requestTaskId"],
+            message_id="agui-resume-run2",
+            extra_meta=PIPELINE_META,
+        )
         stream = self.send(f"{name}_2", params)
         check(stream.content_type.startswith("text/event-stream"), f"{name}: answer rejected {stream.body}")
         envs = [m["pipeline"] for m in stream.iac() if "pipeline" in m]
@@ -242,22 +285,28 @@ class Smoke:
         run2 = self._pipeline_answer("pipe_option", inp, ctx, "Beijing", last_seq)
         received = run2.iac()[0]["pipeline"]["data"]
         check(received["selectedId"] == "cn-beijing" and received["freeText"] == "", f"pipe_option: {received}")
-        return {"run1Events": len(run1.frames), "selectedId": received["selectedId"],
-                "answerStates": _dedup(run2.states())}
+        return {
+            "run1Events": len(run1.frames),
+            "selectedId": received["selectedId"],
+            "answerStates": _dedup(run2.states()),
+        }
 
     def s_pipeline_free_text(self) -> dict[str, Any]:
         run1, inp, ctx = self._pipeline_question("pipe_free")
         last_seq = int(max(m["pipeline"]["sequence"] for m in run1.iac() if "pipeline" in m))
         run2 = self._pipeline_answer("pipe_free", inp, ctx, "Or maybe Shanghai please", last_seq)
         received = run2.iac()[0]["pipeline"]["data"]
-        check(received["selectedId"] == "" and received["freeText"] == "Or maybe Shanghai please",
-              f"pipe_free: {received}")
+        check(
+            received["selectedId"] == "" and received["freeText"] == "Or maybe Shanghai please",
+            f"pipe_free: {received}",
+        )
         return {"freeText": received["freeText"], "answerStates": _dedup(run2.states())}
 
     def s_cancel_running(self) -> dict[str, Any]:
         ctx = context_id_for("thr-cancel")
-        it = self.client.open_stream("SendStreamingMessage", user_message(
-            "SCENARIO_SLOW delay=0.3", context_id=ctx, cwd=self.cwd))
+        it = self.client.open_stream(
+            "SendStreamingMessage", user_message("SCENARIO_SLOW delay=0.3", context_id=ctx, cwd=self.cwd)
+        )
         stream = next(it)
         check(stream.content_type.startswith("text/event-stream"), f"cancel: {stream.body}")
         cancel_resp: dict[str, Any] = {}
@@ -273,14 +322,18 @@ class Smoke:
         check("tick 39" not in stream.texts(), "cancel: the answer ran to completion")
         cancel_text = stream.texts("-5")
         again = self.client.call("CancelTask", {"id": task_id_of(stream)})
-        return {"streamStates": _dedup(stream.states()), "cancelText": cancel_text,
-                "lastState": stream.states()[-1],
-                "secondCancel": again.get("error", {}).get("code") if "error" in again else "ok"}
+        return {
+            "streamStates": _dedup(stream.states()),
+            "cancelText": cancel_text,
+            "lastState": stream.states()[-1],
+            "secondCancel": again.get("error", {}).get("code") if "error" in again else "ok",
+        }
 
     def s_subscribe_active(self) -> dict[str, Any]:
         ctx = context_id_for("thr-subscribe")
-        it = self.client.open_stream("SendStreamingMessage", user_message(
-            "SCENARIO_SLOW delay=0.3", context_id=ctx, cwd=self.cwd))
+        it = self.client.open_stream(
+            "SendStreamingMessage", user_message("SCENARIO_SLOW delay=0.3", context_id=ctx, cwd=self.cwd)
+        )
         stream = next(it)
         out: dict[str, Any] = {}
         for _ in it:
@@ -296,7 +349,8 @@ class Smoke:
             out["firstFrame"] = "task"
             out["snapshotState"] = state_of(snapshot)
             out["snapshotHasExecutionControl"] = "executionControl" in (snapshot.get("metadata") or {}).get(
-                "iac_code", {})
+                "iac_code", {}
+            )
             self.client.call("CancelTask", {"id": task_id})
             for _frame in sub_it:
                 pass
@@ -304,51 +358,74 @@ class Smoke:
         check(out, "subscribe: stream ended before the subscription")
         check("TASK_STATE_CANCELED" in out["subscribeStates"], f"subscribe: {out['subscribeStates']}")
         inactive = self.client.stream("SubscribeToTask", {"id": task_id_of(stream)})
-        out["inactive"] = {"contentType": inactive.content_type.split(";")[0],
-                           "error": (inactive.body or {}).get("error", {}).get("code")}
+        out["inactive"] = {
+            "contentType": inactive.content_type.split(";")[0],
+            "error": (inactive.body or {}).get("error", {}).get("code"),
+        }
         check(out["inactive"]["error"] == -32001, f"subscribe: inactive {inactive.body}")
         return out
 
     def s_message_to_running_task(self) -> dict[str, Any]:
         ctx = context_id_for("thr-busy")
-        it = self.client.open_stream("SendStreamingMessage", user_message(
-            "SCENARIO_SLOW delay=0.1", context_id=ctx, cwd=self.cwd))
+        it = self.client.open_stream(
+            "SendStreamingMessage", user_message("SCENARIO_SLOW delay=0.1", context_id=ctx, cwd=self.cwd)
+        )
         stream = next(it)
         busy: Stream | None = None
         for _ in it:
             if busy is None and "tick 1" in stream.texts():
-                busy = self.send("busy_2", user_message("SCENARIO_PLAIN while busy", context_id=ctx, cwd=self.cwd,
-                                                        task_id=task_id_of(stream)))
+                busy = self.send(
+                    "busy_2",
+                    user_message("SCENARIO_PLAIN while busy", context_id=ctx, cwd=self.cwd, task_id=task_id_of(stream)),
+                )
         self._save("busy_1", stream)
         check(busy is not None, "busy: the first stream ended too early")
         assert busy is not None
-        failed = [r["statusUpdate"]["status"] for r in busy.results()
-                  if state_of(r) == "TASK_STATE_FAILED" and "statusUpdate" in r]
-        check(failed and failed[0]["message"]["parts"][0]["text"].startswith("Task is already working"),
-              f"busy: second stream {_dedup(busy.states())}")
-        check(stream.states()[-1] == "TASK_STATE_INPUT_REQUIRED" and "tick 39" in stream.texts(),
-              f"busy: the running task did not finish: {_dedup(stream.states())}")
-        return {"secondStreamStates": _dedup(busy.states()),
-                "secondStreamLiveDeltas": sum(1 for r in busy.results() if state_of(r) == "TASK_STATE_WORKING"),
-                "failedMessageId": failed[0]["message"]["messageId"].rsplit("-", 1)[-1],
-                "firstStreamStates": _dedup(stream.states())}
+        failed = [
+            r["statusUpdate"]["status"]
+            for r in busy.results()
+            if state_of(r) == "TASK_STATE_FAILED" and "statusUpdate" in r
+        ]
+        check(
+            failed and failed[0]["message"]["parts"][0]["text"].startswith("Task is already working"),
+            f"busy: second stream {_dedup(busy.states())}",
+        )
+        check(
+            stream.states()[-1] == "TASK_STATE_INPUT_REQUIRED" and "tick 39" in stream.texts(),
+            f"busy: the running task did not finish: {_dedup(stream.states())}",
+        )
+        return {
+            "secondStreamStates": _dedup(busy.states()),
+            "secondStreamLiveDeltas": sum(1 for r in busy.results() if state_of(r) == "TASK_STATE_WORKING"),
+            "failedMessageId": failed[0]["message"]["messageId"].rsplit("-", 1)[-1],
+            "firstStreamStates": _dedup(stream.states()),
+        }
 
     def s_text_to_permission_wait(self) -> dict[str, Any]:
         file_name = "perm-text.txt"
         _, inp, ctx = self._permission_run("perm_text", file_name)
-        turn = self.send("perm_text_2", user_message("SCENARIO_PLAIN are you there", context_id=ctx, cwd=self.cwd,
-                                                     task_id=inp["requestTaskId"]))
+        turn = self.send(
+            "perm_text_2",
+            user_message("SCENARIO_PLAIN are you there", context_id=ctx, cwd=self.cwd, task_id=inp["requestTaskId"]),
+        )
         check(turn.content_type.startswith("text/event-stream"), f"perm_text: text refused {turn.body}")
-        check(turn.texts() == "Hello! How can I help?" and turn.states()[-1] == "TASK_STATE_INPUT_REQUIRED",
-              f"perm_text: new turn {_dedup(turn.states())} {turn.texts()!r}")
+        check(
+            turn.texts() == "Hello! How can I help?" and turn.states()[-1] == "TASK_STATE_INPUT_REQUIRED",
+            f"perm_text: new turn {_dedup(turn.states())} {turn.texts()!r}",
+        )
         check(not (self.rt.workspace / file_name).exists(), "perm_text: the text ran the tool")
         answer = self.answer_permission("perm_text_3", inp, ctx, "allow_once", "run3")
         tools = self.tools(answer)
-        check((self.rt.workspace / file_name).exists(),
-              f"perm_text: parked permission not applied: {answer.body or _dedup(answer.states())} {tools}")
-        return {"textTurnStates": _dedup(turn.states()), "answerStates": _dedup(answer.states()),
-                "answerFirstKeys": sorted(k for k in answer.iac()[0] if k != "iacCodeSessionId"),
-                "fileWrittenAfterAnswer": True}
+        check(
+            (self.rt.workspace / file_name).exists(),
+            f"perm_text: parked permission not applied: {answer.body or _dedup(answer.states())} {tools}",
+        )
+        return {
+            "textTurnStates": _dedup(turn.states()),
+            "answerStates": _dedup(answer.states()),
+            "answerFirstKeys": sorted(k for k in answer.iac()[0] if k != "iacCodeSessionId"),
+            "fileWrittenAfterAnswer": True,
+        }
 
     def s_provider_failure(self) -> dict[str, Any]:
         stream, task_id, _ = self.new_run("fail", "SCENARIO_FAIL", "thr-fail")
@@ -362,8 +439,12 @@ class Smoke:
             control = (got.get("metadata") or {}).get("iac_code", {}).get("executionControl", {})
             seen.append([state_of(got), control.get("executionStatus")])
             time.sleep(1)
-        return {"states": _dedup(states), "lastState": states[-1], "errorText": stream.texts()[:120],
-                "getTaskOverThreeSeconds": seen}
+        return {
+            "states": _dedup(states),
+            "lastState": states[-1],
+            "errorText": stream.texts()[:120],
+            "getTaskOverThreeSeconds": seen,
+        }
 
     def s_rejected_requests(self) -> dict[str, Any]:
         """Requests the runtime refuses before streaming: plain JSON errors, not SSE."""
@@ -372,10 +453,11 @@ class Smoke:
         def rejected(name: str, params: dict[str, Any], code: int, message_start: str) -> None:
             stream = self.client.stream("SendStreamingMessage", params)
             error = (stream.body or {}).get("error") if isinstance(stream.body, dict) else None
-            check(stream.status == 200 and stream.content_type.startswith("application/json") and error,
-                  f"rejected/{name}: {stream.status} {stream.content_type} {stream.raw[:200]!r}")
-            check(error["code"] == code and error["message"].startswith(message_start),
-                  f"rejected/{name}: {error}")
+            check(
+                stream.status == 200 and stream.content_type.startswith("application/json") and error,
+                f"rejected/{name}: {stream.status} {stream.content_type} {stream.raw[:200]!r}",
+            )
+            check(error["code"] == code and error["message"].startswith(message_start), f"rejected/{name}: {error}")
             out[name] = f"{error['code']} {error['message']}"
 
         def msg(text: str | None = "x", ctx: str = "ctx-rej", **kw: Any) -> dict[str, Any]:
@@ -385,27 +467,55 @@ class Smoke:
         no_parts["message"]["parts"] = []
         rejected("noParts", no_parts, -32602, "Validation failed")
         rejected("badRunMode", msg(extra_meta={"run_mode": "turbo"}), -32602, "Unsupported run mode.")
-        rejected("badPipelineName", msg(extra_meta={"run_mode": "pipeline", "pipeline_name": "nope"}), -32602,
-                 "Unsupported pipeline name.")
+        rejected(
+            "badPipelineName",
+            msg(extra_meta={"run_mode": "pipeline", "pipeline_name": "nope"}),
+            -32602,
+            "Unsupported pipeline name.",
+        )
         rejected("badContextId", msg(ctx="bad ctx!"), -32603, "Invalid A2A id")
 
         bad_cwd = self.send("bad_cwd", msg(ctx="ctx-rej-cwd", cwd="/etc"))
-        check(bad_cwd.states()[-1] == "TASK_STATE_FAILED" and bad_cwd.texts("-4") == "Invalid A2A workspace metadata.",
-              f"rejected/badCwd: {_dedup(bad_cwd.states())} {bad_cwd.texts('')!r}")
+        check(
+            bad_cwd.states()[-1] == "TASK_STATE_FAILED" and bad_cwd.texts("-4") == "Invalid A2A workspace metadata.",
+            f"rejected/badCwd: {_dedup(bad_cwd.states())} {bad_cwd.texts('')!r}",
+        )
         out["cwdOutsideRoots"] = f"stream: {' -> '.join(_dedup(bad_cwd.states()))}, {bad_cwd.texts('-4')!r}"
 
         _, inp, ctx = self._permission_run("perm_rejects", "perm-rejects.txt")
-        base = {"schemaVersion": 1, "kind": "permission", "requestTaskId": inp["requestTaskId"],
-                "inputId": inp["inputId"], "toolUseId": inp["toolUseId"], "decision": "allow_once"}
+        base = {
+            "schemaVersion": 1,
+            "kind": "permission",
+            "requestTaskId": inp["requestTaskId"],
+            "inputId": inp["inputId"],
+            "toolUseId": inp["toolUseId"],
+            "decision": "allow_once",
+        }
         tid = inp["requestTaskId"]
-        rejected("unknownInputId", msg(None, ctx, task_id=tid, data={**base, "inputId": "permission-" + "0" * 32}),
-                 -32602, "permission_resume_invalid")
-        rejected("extraPayloadKey", msg(None, ctx, task_id=tid, data={**base, "note": "x"}), -32602,
-                 "Permission response payload fields do not match")
-        rejected("badDecision", msg(None, ctx, task_id=tid, data={**base, "decision": "allow_always"}), -32602,
-                 "Permission decision must be allow_once or deny.")
-        rejected("wrongToolUseId", msg(None, ctx, task_id=tid, data={**base, "toolUseId": "call_x"}), -32602,
-                 "input_response_mismatch")
+        rejected(
+            "unknownInputId",
+            msg(None, ctx, task_id=tid, data={**base, "inputId": "permission-" + "0" * 32}),
+            -32602,
+            "permission_resume_invalid",
+        )
+        rejected(
+            "extraPayloadKey",
+            msg(None, ctx, task_id=tid, data={**base, "note": "x"}),
+            -32602,
+            "Permission response payload fields do not match",
+        )
+        rejected(
+            "badDecision",
+            msg(None, ctx, task_id=tid, data={**base, "decision": "allow_always"}),
+            -32602,
+            "Permission decision must be allow_once or deny.",
+        )
+        rejected(
+            "wrongToolUseId",
+            msg(None, ctx, task_id=tid, data={**base, "toolUseId": "call_x"}),
+            -32602,
+            "input_response_mismatch",
+        )
         rejected("wrongContext", msg(None, "ctx-other", task_id=tid, data=base), -32602, "bad context id")
         check(not (self.rt.workspace / "perm-rejects.txt").exists(), "rejected: a refused answer ran the tool")
         return out
@@ -413,8 +523,11 @@ class Smoke:
     def s_protocol_errors(self) -> dict[str, Any]:
         body = json.dumps({"jsonrpc": "2.0", "id": "x", "method": "GetTask", "params": {"id": "nope"}}).encode()
         base = {"Content-Type": "application/json"}
-        st, _, raw = self.client.raw_post(body, {**base, "A2A-Version": "1.0", "Authorization": "bearer " + self.rt.token})
-        check(st == 401 and json.loads(raw) == {"error": "Unauthorized"}, f"errors: lowercase bearer {st} {raw[:100]!r}")
+        lowercase = {**base, "A2A-Version": "1.0", "Authorization": "bearer " + self.rt.token}
+        st, _, raw = self.client.raw_post(body, lowercase)
+        check(
+            st == 401 and json.loads(raw) == {"error": "Unauthorized"}, f"errors: lowercase bearer {st} {raw[:100]!r}"
+        )
         st, _, raw = self.client.raw_post(body, {**base, "Authorization": "Bearer " + self.rt.token})
         no_version = json.loads(raw)
         check(no_version.get("error", {}).get("code") == -32009, f"errors: no A2A-Version {raw[:200]!r}")
@@ -446,12 +559,14 @@ class Smoke:
         self.client = A2AClient(self.rt.a2a_url or "", self.rt.token)
         prelude = self._resume_prelude("pipe_restart", inp["requestTaskId"], ctx, session)
         run2 = self._pipeline_answer("pipe_restart", inp, ctx, "Hangzhou", last_seq)
-        received = next(m["pipeline"]["data"] for m in run2.iac() if "pipeline" in m
-                        and m["pipeline"]["eventType"] == "input_received")
+        received = next(
+            m["pipeline"]["data"]
+            for m in run2.iac()
+            if "pipeline" in m and m["pipeline"]["eventType"] == "input_received"
+        )
         check(received["selectedId"] == "cn-hangzhou", f"pipe_restart: {received}")
         types = [m["pipeline"]["eventType"] for m in run2.iac() if "pipeline" in m]
-        return {**prelude, "answerEvents": _dedup(types)[:6], "answerStates": _dedup(run2.states()),
-                "restart": timing}
+        return {**prelude, "answerEvents": _dedup(types)[:6], "answerStates": _dedup(run2.states()), "restart": timing}
 
 
 SCENARIOS: list[tuple[str, Callable[[Smoke], dict[str, Any]]]] = [
@@ -504,12 +619,12 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.monotonic()
             entry: dict[str, Any] = {"scenario": name}
             try:
-                entry["details"] = _with_deadline(lambda: fn(smoke), 180)
+                entry["details"] = _with_deadline(lambda fn=fn: fn(smoke), 180)
                 entry["outcome"] = "pass"
             except Exception as exc:  # noqa: BLE001 - one scenario's failure must not hide the others
                 entry["outcome"] = "fail"
                 entry["error"] = f"{type(exc).__name__}: {exc}"
-                if not isinstance(exc, Failed):
+                if not isinstance(exc, CheckFailedError):
                     entry["trace"] = traceback.format_exc(limit=4)
             entry["seconds"] = round(time.monotonic() - t0, 2)
             results.append(entry)
@@ -532,7 +647,7 @@ def _with_deadline(fn: Callable[[], dict[str, Any]], seconds: int) -> dict[str, 
     started from the long-lived main thread, see ``run_runtime._die_with_parent``)."""
 
     def on_alarm(_sig: int, _frame: Any) -> None:
-        raise Failed(f"scenario did not finish within {seconds}s")
+        raise CheckFailedError(f"scenario did not finish within {seconds}s")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(seconds)

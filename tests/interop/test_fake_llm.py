@@ -16,8 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_llm  # noqa: E402
 
 NORMAL_TOOLS = [{"type": "function", "function": {"name": n, "parameters": {}}} for n in ("glob", "bash", "read_file")]
-PIPE_TOOLS = [{"type": "function", "function": {"name": n, "parameters": {}}}
-              for n in ("read_memory", "ask_user_question", "complete_step")]
+PIPE_TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {}}}
+    for n in ("read_memory", "ask_user_question", "complete_step")
+]
 
 
 def user(text: str) -> dict:
@@ -26,8 +28,11 @@ def user(text: str) -> dict:
 
 def with_call(name: str, call_id: str, result: str) -> list[dict]:
     return [
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}],
+        },
         {"role": "tool", "tool_call_id": call_id, "content": result},
     ]
 
@@ -42,8 +47,11 @@ class PlanTests(unittest.TestCase):
         self.assertIsNone(reply["tool"])
 
     def test_keyword_in_a_list_content_and_latest_user_message_wins(self) -> None:
-        msgs = [user("SCENARIO_TOOL"), {"role": "assistant", "content": "ok"},
-                {"role": "user", "content": [{"type": "text", "text": "<reminder/> SCENARIO_THINK now"}]}]
+        msgs = [
+            user("SCENARIO_TOOL"),
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": "<reminder/> SCENARIO_THINK now"}]},
+        ]
         reply = self.plan(msgs)
         self.assertEqual(reply["reasoning"], ["Let me think about this. ", "A short greeting fits."])
 
@@ -96,8 +104,13 @@ class PlanTests(unittest.TestCase):
 
 class StreamTests(unittest.TestCase):
     def test_tool_call_chunks_reassemble_to_the_arguments(self) -> None:
-        reply = {"reasoning": ["r"], "text": ["t"], "tool": {"name": "glob", "arguments": {"pattern": "*.md"}},
-                 "delay": 0.0, "error": None}
+        reply = {
+            "reasoning": ["r"],
+            "text": ["t"],
+            "tool": {"name": "glob", "arguments": {"pattern": "*.md"}},
+            "delay": 0.0,
+            "error": None,
+        }
         chunks = fake_llm.stream_chunks(reply, "call_abc")
         deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
         self.assertEqual(deltas[1], {"reasoning_content": "r"})
@@ -123,8 +136,11 @@ class ServerTests(unittest.TestCase):
         cls.server.server_close()
 
     def post(self, body: dict) -> tuple[int, bytes]:
-        req = urllib.request.Request(f"{self.base}/chat/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{self.base}/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
                 return resp.status, resp.read()
@@ -140,8 +156,11 @@ class ServerTests(unittest.TestCase):
         self.assertEqual(status, 200)
         lines = [ln for ln in raw.decode().split("\n\n") if ln]
         self.assertEqual(lines[-1], "data: [DONE]")
-        text = "".join(json.loads(ln[6:])["choices"][0]["delta"].get("content", "")
-                       for ln in lines[:-1] if json.loads(ln[6:])["choices"])
+        text = "".join(
+            json.loads(ln[6:])["choices"][0]["delta"].get("content", "")
+            for ln in lines[:-1]
+            if json.loads(ln[6:])["choices"]
+        )
         self.assertEqual(text, "Hello! How can I help?")
 
     def test_same_conversation_same_call_id(self) -> None:
@@ -153,8 +172,9 @@ class ServerTests(unittest.TestCase):
         self.assertNotEqual(first, json.loads(self.post(other)[1])["choices"][0]["message"]["tool_calls"][0]["id"])
 
     def test_fail_scenario_is_http_400(self) -> None:
-        status, raw = self.post({"model": "fake", "stream": True, "messages": [user("SCENARIO_FAIL")],
-                                 "tools": NORMAL_TOOLS})
+        status, raw = self.post(
+            {"model": "fake", "stream": True, "messages": [user("SCENARIO_FAIL")], "tools": NORMAL_TOOLS}
+        )
         self.assertEqual(status, 400)
         self.assertEqual(json.loads(raw)["error"]["code"], "scripted_failure")
 
