@@ -85,6 +85,7 @@ impl FakeA2a {
                     (Arc::clone(&open2), Arc::clone(&seen2), Arc::clone(&script));
                 let streams = Arc::clone(&streams2);
                 open.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_nodelay(true);
                 tokio::spawn(async move {
                     let service = service_fn(move |req| {
                         handle(
@@ -135,7 +136,11 @@ impl FakeA2a {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("timed out waiting for {what}");
+        panic!(
+            "timed out waiting for {what}: methods {:?}, open streams {}",
+            self.methods().len(),
+            self.open_streams.load(Ordering::SeqCst)
+        );
     }
 }
 
@@ -281,7 +286,7 @@ pub fn test_app_with_token(
         a2a_url,
         a2a_token.map(iac_agui::secret::Secret::new),
         iac_agui::a2a_client::A2aTimeouts {
-            connect: Duration::from_secs(2),
+            connect: Duration::from_secs(15),
             request: Duration::from_secs(10),
             stream_idle: Duration::from_secs(30),
         },
