@@ -27,6 +27,8 @@ pub enum Reply {
     /// An SSE body: these chunks, then the stream closes (or stays open
     /// until the client goes away when `hold` is true).
     Sse { chunks: Vec<String>, hold: bool },
+    /// Raw body chunks (may split UTF-8), then close.
+    SseRaw(Vec<Vec<u8>>),
     /// An SSE body: `before`, then wait until `gate` turns true, then
     /// `after`, then close.
     Gated {
@@ -190,6 +192,17 @@ async fn handle(
                     tx.closed().await;
                 }
                 streams.fetch_sub(1, Ordering::SeqCst);
+            });
+            sse_response(rx)
+        }
+        Reply::SseRaw(chunks) => {
+            let (tx, rx) = mpsc::channel::<Bytes>(16);
+            tokio::spawn(async move {
+                for chunk in chunks {
+                    if tx.send(Bytes::from(chunk)).await.is_err() {
+                        return;
+                    }
+                }
             });
             sse_response(rx)
         }
