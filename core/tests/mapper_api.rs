@@ -37,8 +37,10 @@ fn types(events: &[iac_agui_core::agui::Event]) -> Vec<&'static str> {
 
 #[test]
 fn durable_state_uses_the_document_field_names() {
-    let mut state = DurableMapperState::default();
-    state.pipeline_sequence = 7;
+    let mut state = DurableMapperState {
+        pipeline_sequence: 7,
+        ..DurableMapperState::default()
+    };
     state.pipeline_open_steps.insert("step:b".into());
     state.pipeline_open_steps.insert("candidate:sp1:a".into());
     let value = serde_json::to_value(&state).expect("serialise");
