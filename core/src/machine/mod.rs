@@ -402,45 +402,18 @@ impl Machine {
                 }
             }
         }
-        let Some(thread) = self.threads.get_mut(thread_id) else {
-            return ticket;
+        let request = CancelRequest {
+            ticket,
+            execution_id: execution_id.to_owned(),
+            ros_invocation_id: ros_invocation_id.to_owned(),
+            language,
         };
-        let doc = &thread.doc;
-        let current = doc.execution.execution_id == execution_id;
-        if current && !doc.execution_is_terminal() {
-            if doc.execution.ros_invocation_id != ros_invocation_id {
-                self.io.answer_not_found(ticket, language);
-                return ticket;
-            }
-        } else if doc.terminal_execution_ids.contains(execution_id) {
-            self.io.push(Output::CancelAnswered {
-                ticket,
-                status: 200,
-                body: serde_json::json!({"executionId": execution_id, "status": "already_terminal"}),
-            });
-            return ticket;
-        } else {
-            self.io.answer_not_found(ticket, language);
-            return ticket;
+        match self.threads.get_mut(thread_id) {
+            // Admission is one atomic step (SPEC §5): a cancel waits for it.
+            Some(thread) if thread.admitting.is_some() => thread.deferred_cancels.push(request),
+            Some(_) => self.cancel_loaded(now_ms, thread_id, request),
+            None => {}
         }
-        if let Some(mut run) = thread.run.take() {
-            run.abort(&mut thread.doc, &mut self.io, now_ms, Some(cancelled()));
-        }
-        if let Some(task_id) = thread.doc.execution.task_id.clone() {
-            self.io.cancel_task(thread_id, &task_id);
-        }
-        thread.doc.execution.pending.clear();
-        mark_terminal(&mut thread.doc);
-        let id = self.io.persist(
-            Owner::Cancel {
-                thread: thread_id.to_owned(),
-                ticket,
-                execution_id: execution_id.to_owned(),
-                language,
-            },
-            &thread.doc,
-        );
-        let _ = id;
         ticket
     }
 
@@ -549,11 +522,71 @@ impl Machine {
         self.threads.get(thread_id).is_some_and(|t| t.run.is_some())
     }
 
+    /// The cancel extension on a loaded thread with no admission in flight.
+    fn cancel_loaded(&mut self, now_ms: i64, thread_id: &str, request: CancelRequest) {
+        let CancelRequest {
+            ticket,
+            execution_id,
+            ros_invocation_id,
+            language,
+        } = request;
+        let Some(thread) = self.threads.get_mut(thread_id) else {
+            return self.io.answer_not_found(ticket, language);
+        };
+        let doc = &thread.doc;
+        let current = doc.execution.execution_id == execution_id;
+        if current && !doc.execution_is_terminal() {
+            if doc.execution.ros_invocation_id != ros_invocation_id {
+                return self.io.answer_not_found(ticket, language);
+            }
+        } else if doc.terminal_execution_ids.contains(&execution_id) {
+            return self.io.push(Output::CancelAnswered {
+                ticket,
+                status: 200,
+                body: serde_json::json!({"executionId": execution_id, "status": "already_terminal"}),
+            });
+        } else {
+            return self.io.answer_not_found(ticket, language);
+        }
+        if let Some(mut run) = thread.run.take() {
+            run.abort(&mut thread.doc, &mut self.io, now_ms, Some(cancelled()));
+        }
+        if let Some(task_id) = thread.doc.execution.task_id.clone() {
+            self.io.cancel_task(thread_id, &task_id);
+        }
+        thread.doc.execution.pending.clear();
+        mark_terminal(&mut thread.doc);
+        let owner = Owner::Cancel {
+            thread: thread_id.to_owned(),
+            ticket,
+            execution_id,
+            language,
+        };
+        self.io.persist(owner, &thread.doc);
+    }
+
     fn on_admission_persisted(&mut self, now_ms: i64, thread_id: &str, answer: Answer) {
         let Some(thread) = self.threads.get_mut(thread_id) else {
             return;
         };
         let Some(admitting) = thread.admitting.take() else {
+            return;
+        };
+        let deferred = std::mem::take(&mut thread.deferred_cancels);
+        self.finish_admission(now_ms, thread_id, admitting, answer);
+        for request in deferred {
+            self.cancel_loaded(now_ms, thread_id, request);
+        }
+    }
+
+    fn finish_admission(
+        &mut self,
+        now_ms: i64,
+        thread_id: &str,
+        admitting: Admitting,
+        answer: Answer,
+    ) {
+        let Some(thread) = self.threads.get_mut(thread_id) else {
             return;
         };
         let run = admitting.run;
@@ -591,6 +624,17 @@ struct Thread {
     doc: ThreadDocument,
     run: Option<Run>,
     admitting: Option<Admitting>,
+    /// Cancels that arrived while an admission was being persisted.
+    deferred_cancels: Vec<CancelRequest>,
+}
+
+/// A cancel-extension request waiting for its thread.
+#[derive(Debug, Clone, PartialEq)]
+struct CancelRequest {
+    ticket: u64,
+    execution_id: String,
+    ros_invocation_id: String,
+    language: Language,
 }
 
 impl Thread {
@@ -599,6 +643,7 @@ impl Thread {
             doc,
             run: None,
             admitting: None,
+            deferred_cancels: Vec::new(),
         }
     }
 }

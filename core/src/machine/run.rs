@@ -54,6 +54,9 @@ pub(super) struct Run {
     /// Events mapped during resume preparation, emitted after its persist.
     pub(super) held: Vec<Event>,
     pub(super) prep: Option<Prep>,
+    /// Spans whose opening event reached the client: a run that fails while
+    /// a frame's events were held back closes only these.
+    pub(super) announced: BTreeSet<(&'static str, String)>,
 }
 
 /// The open A2A stream of a run.
@@ -191,6 +194,7 @@ impl Run {
             known_before: BTreeSet::new(),
             held: Vec::new(),
             prep: None,
+            announced: BTreeSet::new(),
         };
         run.emit(
             io,
@@ -280,7 +284,7 @@ impl Run {
         self.waiting = None;
         self.inbox.clear();
         if let Some(error) = error {
-            let closing = self.mapper.close_all(now);
+            let closing = self.close_all(now);
             self.emit_all(io, closing);
             self.emit_run_error(io, now, &error);
         }
@@ -485,7 +489,7 @@ impl Run {
         if !self.session_emitted {
             self.emit_session(doc, io, now);
         }
-        let closing = self.mapper.close_all(now);
+        let closing = self.close_all(now);
         self.emit_all(io, closing);
         match self.terminal_state {
             Some(TaskState::Completed | TaskState::InputRequired) => {
@@ -527,7 +531,7 @@ impl Run {
         self.close_stream(io);
         self.waiting = None;
         self.inbox.clear();
-        let closing = self.mapper.close_all(now);
+        let closing = self.close_all(now);
         self.emit_all(io, closing);
         self.emit_run_error(io, now, &error);
         self.settle(doc, io, failure);
@@ -588,7 +592,7 @@ impl Run {
         if !self.session_emitted {
             self.emit_session(doc, io, now);
         }
-        let closing = self.mapper.close_all(now);
+        let closing = self.close_all(now);
         self.emit_all(io, closing);
         let interrupts = doc
             .execution
@@ -836,12 +840,25 @@ impl Run {
 
     pub(super) fn emit_all(&mut self, io: &mut Io, events: Vec<Event>) {
         for event in events {
+            if let Some(span) = span_of(&event.body) {
+                self.announced.insert(span);
+            }
             io.push(Output::Emit {
                 thread_id: self.thread_id.clone(),
                 run_id: self.run_id.clone(),
                 event,
             });
         }
+    }
+
+    /// Closes every open span the client saw, in the mapper's order.
+    fn close_all(&mut self, now: i64) -> Vec<Event> {
+        let announced = &self.announced;
+        self.mapper
+            .close_all(now)
+            .into_iter()
+            .filter(|e| span_of(&e.body).is_none_or(|span| announced.contains(&span)))
+            .collect()
     }
 
     fn end(&mut self, io: &mut Io) {
@@ -957,5 +974,27 @@ pub(super) fn rejection(error: &JsonRpcError) -> ProtocolError {
         )
     } else {
         ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::A2aRejectedResponse)
+    }
+}
+
+/// The span an opening or closing event belongs to.
+fn span_of(body: &EventBody) -> Option<(&'static str, String)> {
+    match body {
+        EventBody::TextMessageStart { message_id, .. }
+        | EventBody::TextMessageEnd { message_id } => Some(("text", message_id.clone())),
+        EventBody::ReasoningStart { message_id } | EventBody::ReasoningEnd { message_id } => {
+            Some(("reasoning", message_id.clone()))
+        }
+        EventBody::ReasoningMessageStart { message_id, .. }
+        | EventBody::ReasoningMessageEnd { message_id } => {
+            Some(("reasoning-message", message_id.clone()))
+        }
+        EventBody::ToolCallStart { tool_call_id, .. } | EventBody::ToolCallEnd { tool_call_id } => {
+            Some(("tool", tool_call_id.clone()))
+        }
+        EventBody::StepStarted { step_name } | EventBody::StepFinished { step_name } => {
+            Some(("step", step_name.clone()))
+        }
+        _ => None,
     }
 }
