@@ -6,8 +6,10 @@
 //! `GOLDEN_FILTER=mapper/` limits both to the paths containing that text.
 //!
 //! Mapper cases are complete AG-UI streams, so their events also go through
-//! the strict AG-UI verifier.
+//! the strict AG-UI verifier; the events a machine case emits are verified
+//! per run (sequencing only: a machine case may stop mid-run).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -58,8 +60,10 @@ fn run_case(path: &Path, bless: bool) -> Result<(), String> {
         .ok_or("missing `kind`")?;
     let input = case.get("input").ok_or("missing `input`")?;
     let output = replay(kind, input)?;
-    if kind == "mapper" {
-        verify_stream(input, &output)?;
+    match kind {
+        "mapper" => verify_stream(input, &output)?,
+        "machine" => verify_emits(&output)?,
+        _ => {}
     }
     let expected = case.get("expected");
     if bless {
@@ -102,6 +106,38 @@ fn verify_stream(input: &Value, output: &Value) -> Result<(), String> {
             .map_err(|v| format!("verifier: {v}"))?;
     }
     verifier.finish().map_err(|v| format!("verifier: {v}"))
+}
+
+/// Runs the AG-UI events a machine case emits through the verifier, one
+/// stream per (thread, run). A case may stop in the middle of a run, so the
+/// terminal-event check is left to the machine's own cases.
+fn verify_emits(output: &Value) -> Result<(), String> {
+    let mut streams: BTreeMap<(String, String), Verifier> = BTreeMap::new();
+    let outputs = output
+        .get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|step| step.get("outputs").and_then(Value::as_array))
+        .flatten();
+    for emitted in outputs.filter(|o| o.get("type").and_then(Value::as_str) == Some("emit")) {
+        let field = |k: &str| {
+            emitted
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let (thread, run) = (field("threadId"), field("runId"));
+        let verifier = streams
+            .entry((thread.clone(), run.clone()))
+            .or_insert_with(|| Verifier::expecting(&thread, &run));
+        let event = emitted.get("event").ok_or("emit without event")?;
+        verifier
+            .feed_json(event)
+            .map_err(|v| format!("verifier (run {run}): {v}"))?;
+    }
+    Ok(())
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
