@@ -76,6 +76,36 @@ pub enum Rule {
     MissingTerminal,
 }
 
+impl Rule {
+    /// A stable upper-snake-case code for bindings and logs.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Rule::FirstEventNotRunStarted => "FIRST_EVENT_NOT_RUN_STARTED",
+            Rule::RunIdsMismatch => "RUN_IDS_MISMATCH",
+            Rule::SecondRunStarted => "SECOND_RUN_STARTED",
+            Rule::EventAfterTerminal => "EVENT_AFTER_TERMINAL",
+            Rule::TextAlreadyOpen(_) => "TEXT_ALREADY_OPEN",
+            Rule::TextNotOpen(_) => "TEXT_NOT_OPEN",
+            Rule::ToolAlreadyOpen(_) => "TOOL_ALREADY_OPEN",
+            Rule::ToolNotOpen(_) => "TOOL_NOT_OPEN",
+            Rule::StepAlreadyOpen(_) => "STEP_ALREADY_OPEN",
+            Rule::StepNotOpen(_) => "STEP_NOT_OPEN",
+            Rule::ReasoningAlreadyOpen(_) => "REASONING_ALREADY_OPEN",
+            Rule::ReasoningNotOpen(_) => "REASONING_NOT_OPEN",
+            Rule::ReasoningMessageAlreadyOpen(_) => "REASONING_MESSAGE_ALREADY_OPEN",
+            Rule::ReasoningMessageNotOpen(_) => "REASONING_MESSAGE_NOT_OPEN",
+            Rule::OpenAtFinish(..) => "OPEN_AT_FINISH",
+            Rule::EmptyInterrupts => "EMPTY_INTERRUPTS",
+            Rule::BadRole(..) => "BAD_ROLE",
+            Rule::ActivityContentNotObject => "ACTIVITY_CONTENT_NOT_OBJECT",
+            Rule::EmptyDelta(_) => "EMPTY_DELTA",
+            Rule::NullField(_) => "NULL_FIELD",
+            Rule::InvalidEvent(_) => "INVALID_EVENT",
+            Rule::MissingTerminal => "MISSING_TERMINAL",
+        }
+    }
+}
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "event {}: {:?}", self.index, self.rule)

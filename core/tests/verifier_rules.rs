@@ -446,4 +446,6 @@ fn json_nulls_and_shapes() {
 fn violation_reports_the_event_index() {
     let err = verify(&[started(), text_start("m"), text_start("m")]).unwrap_err();
     assert_eq!(err.index, 2);
+    assert_eq!(err.rule.code(), "TEXT_ALREADY_OPEN");
+    assert_eq!(err.to_string(), "event 2: TextAlreadyOpen(\"m\")");
 }
