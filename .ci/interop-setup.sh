@@ -46,12 +46,13 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$stamp_text" ] && [ -x "$venv/bin/p
     printf '%s\n' "$venv"
     exit 0
   fi
-  log "existing venv failed its check; reinstalling"
+  log "existing venv failed its check; recreating it"
+  rm -rf "$venv"
 fi
 
 command -v "$python" >/dev/null || fail "no Python interpreter '$python'"
-"$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
-  || fail "$python is older than 3.11 (iac-code needs >= 3.11)"
+"$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+  || fail "$python is older than 3.10 (iac-code 0.16.0 needs >= 3.10)"
 
 rm -f "$stamp"
 if [ ! -x "$venv/bin/python" ]; then
