@@ -415,6 +415,11 @@ fn latest_user_message(messages: &[Value]) -> Result<Option<UserMessage>, Protoc
         .to_owned();
     let parts = match message.get("content") {
         Some(Value::String(text)) => vec![Part::text(text.clone())],
+        // The runtime refuses a message without parts (-32602); refusing it
+        // here keeps the runId unconsumed.
+        Some(Value::Array(items)) if items.is_empty() => {
+            return Err(invalid(MessageKey::InvalidContent))
+        }
         Some(Value::Array(items)) => content_parts(items)?,
         _ => return Err(invalid(MessageKey::InvalidContent)),
     };

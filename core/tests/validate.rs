@@ -716,6 +716,7 @@ fn content_part_types() {
 #[test]
 fn malformed_parts() {
     assert_rejected(vec![
+        ("no parts", content(json!([])), CONTENT),
         ("part string", content(json!(["hi"])), CONTENT),
         ("part null", content(json!([null])), CONTENT),
         (
