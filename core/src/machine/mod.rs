@@ -359,11 +359,9 @@ impl Machine {
         if let Some(task_id) = &admitted.expired_task {
             self.io.cancel_task(&thread_id, task_id);
         }
-        let id = self
-            .io
+        self.io
             .persist(Owner::Admission(thread_id.clone()), &thread.doc);
         thread.admitting = Some(Admitting {
-            effect: id,
             previous,
             run: Box::new(run),
         });
@@ -651,8 +649,6 @@ impl Thread {
 /// A run whose admission persist is in flight.
 #[derive(Debug)]
 struct Admitting {
-    #[allow(dead_code)]
-    effect: EffectId,
     /// The document before admission (`None`: the thread was created).
     previous: Option<ThreadDocument>,
     run: Box<ValidatedRun>,

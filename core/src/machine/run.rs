@@ -70,9 +70,11 @@ pub(super) struct Stream {
 /// What an A2A stream carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum StreamKind {
-    /// The new turn's SendStreamingMessage, or a SubscribeToTask after
-    /// streamed permission answers.
+    /// The new turn's SendStreamingMessage.
     Main,
+    /// The SubscribeToTask after streamed permission answers; an error
+    /// (the task is no longer active) ends it like the end of the stream.
+    Subscribe,
     /// The streamed question answer; its first frame accepts the answers.
     Question,
     /// The streamed answer of `plan[i]`.
@@ -333,6 +335,7 @@ impl Run {
                 }
                 StreamKind::SidebandSubscribe => self.sideband_refresh(doc, io),
                 StreamKind::Main => self.fail_unavailable(doc, io, now),
+                StreamKind::Subscribe => self.finish(doc, io, now),
             };
         }
         let Some(parsed) = frame
@@ -640,12 +643,14 @@ impl Run {
             StreamKind::Permission(i) if i + 1 < self.plan.len() => {
                 self.open_permission(doc, io, i + 1)
             }
-            StreamKind::Permission(_) => self.open_subscribe(doc, io, StreamKind::Main),
+            StreamKind::Permission(_) => self.open_subscribe(doc, io, StreamKind::Subscribe),
             StreamKind::SidebandSubscribe => {
                 self.stream = Some(stream);
                 self.sideband_refresh(doc, io);
             }
-            StreamKind::Main | StreamKind::Question => self.finish(doc, io, now),
+            StreamKind::Main | StreamKind::Question | StreamKind::Subscribe => {
+                self.finish(doc, io, now)
+            }
         }
     }
 

@@ -317,6 +317,61 @@ case("resume", "rejected-answer", "A2A rejects the answer with a JSON-RPC error:
      interrupted() + prepare(T1, "run-2", allow) +
      [answer(T1 + 10, "stream", frame=rpc(error={"code": -32602, "message": "permission_resume_invalid"}))])
 
+case("resume", "sideband-commit-persist-fails", "A sideband answer A2A accepted cannot be committed: task cancelled, STATE_PERSISTENCE_FAILED.",
+     sideband_steps + prepare(T1, "run-2", [entry("permission-s1", payload={"decision": "allow_once"}), entry("permission-s2", payload={"decision": "deny"})],
+                              task_iac={"iacCodeSessionId": SESSION, "pendingPermissions": [S1, S2]}, task_state="WORKING") +
+     [answer(T1 + 10, "call", response=ack), fail_persist(T1 + 11)])
+case("resume", "sideband-backup-not-ready", "SendMessage refused with the retryable SESSION_BACKUP_NOT_READY error: RUN_ERROR SESSION_BACKUP_NOT_READY, pending kept.",
+     sideband_steps + prepare(T1, "run-2", [entry("permission-s1", payload={"decision": "allow_once"}), entry("permission-s2", payload={"decision": "deny"})],
+                              task_iac={"iacCodeSessionId": SESSION, "pendingPermissions": [S1, S2]}, task_state="WORKING") +
+     [answer(T1 + 10, "call", response=rpc(error={"code": -32602, "message": "Session backup is still synchronizing. Retry after 3 seconds.",
+                                                  "data": {"code": "SESSION_BACKUP_NOT_READY", "retryable": True}}))])
+case("resume", "question-cancel-persist-fails", "The cancelled question's state cannot be persisted: STATE_PERSISTENCE_FAILED.",
+     interrupted({"input": Q}) + prepare(T1, "run-2", [entry(Q["inputId"], "cancelled")]) + [fail_persist(T1 + 10)])
+case("resume", "permission-stream-without-terminal", "The answer stream ends without a terminal state; the subscription is refused (task not active): A2A_EXECUTION_FAILED.",
+     interrupted() + prepare(T1, "run-2", allow) +
+     [frame(T1 + 10, status("WORKING", {"iacCodeSessionId": SESSION, "inputReceived": {"kind": "permission", "duplicate": True}})), ok(T1 + 11),
+      end(T1 + 12), answer(T1 + 13, "stream", frame=rpc(error={"code": -32001, "message": "Task task-1 is not active"}))])
+case("resume", "interrupt-again", "After an accepted answer the agent asks for another permission: a new interrupt outcome.",
+     interrupted() + prepare(T1, "run-2", allow) +
+     [frame(T1 + 10, status("WORKING", {"iacCodeSessionId": SESSION})), ok(T1 + 11),
+      frame(T1 + 12, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION, "input": P2})), ok(T1 + 13)])
+case("resume", "after-terminal", "A resume with a new answer after the execution finished is EXECUTION_LOST.",
+     interrupted() + prepare(T1, "run-2", allow) + finish_turn(T1 + 10) +
+     [run(T1 + 100, "run-3", resume=[entry(P["inputId"], payload={"decision": "deny"})]), ok(T1 + 101)])
+
+REFERENCE_DOC = {
+    "schemaVersion": 1, "threadId": THREAD, "contextId": CTX, "cwd": CWD, "userId": "u1",
+    "iacCodeSessionId": SESSION,
+    "execution": {
+        "executionId": "0b6f9a52-93a4-4d0e-9a57-2c7e6c1f0a11", "rosInvocationId": ROS, "taskId": TASK,
+        "pipelineSequence": 12, "pipelineOpenSteps": ["step:evaluate_candidates"], "textSnapshotDigests": [],
+        "pending": {"permission-s1": {"value": {k: v for k, v in S1.items()}, "sideband": True}},
+    },
+    "runDigests": {"run-1": "ab" * 32},
+    "appliedResumeDigests": [],
+    "terminalExecutionIds": [],
+}
+case("resume", "reference-document", "A thread written by iac-code 0.16.0 (no expiresAt) resumes: expiry starts now, steps re-open, sideband answer, recovery after the old cursor.",
+     [run(T1, "run-2", resume=[entry("permission-s1", payload={"decision": "allow_once"})]), ok(T1 + 1),
+      answer(T1 + 2, "http", http={"status": 200, "body": {"status": "restored"}}),
+      answer(T1 + 3, "call", response=rpc(task_obj("WORKING", {"iacCodeSessionId": SESSION, "pendingPermissions": [S1]}))),
+      answer(T1 + 4, "http", http={"status": 404, "body": {}}), ok(T1 + 5),
+      answer(T1 + 6, "call", response=ack), ok(T1 + 7),
+      answer(T1 + 8, "call", response=rpc(task_obj("INPUT_REQUIRED", {"iacCodeSessionId": SESSION}))),
+      answer(T1 + 9, "http", http={"status": 404, "body": {}})],
+     store={THREAD: REFERENCE_DOC})
+case("run", "secrets-stay-in-requests", "llmApiKey and cloud credentials go into A2A request metadata only, never into a persisted document.",
+     [run(T0, "run-1", llmApiKey="sk-test-secret", model="qwen", thinking={"enabled": True, "budget": 100},
+          alibabaCloud={"accessKeyId": "AKID", "accessKeySecret": "AK-SECRET", "securityToken": "STS-SECRET", "regionId": "cn-hangzhou"},
+          channel="web", preferredLanguage="pt", runMode="normal"),
+      ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}), ok(T0 + 3),
+      answer(T0 + 4, "stream", failed=True)])
+case("admission", "expired-interrupt-new-turn", "A normal turn on a thread whose interrupt expired unnoticed: the interrupt is dropped on access, its task cancelled, the turn admitted.",
+     interrupted() + [run(T0 + 2_000, "run-2"), ok(T0 + 2_001)], ttl=1000)
+case("cancel", "during-admission", "A cancel that arrives while the admission is being persisted waits for it, then cancels the new run.",
+     [run(T0, "run-1"), {"at": T0 + 1, "cancel": {"threadId": THREAD, "rosInvocationId": ROS}}, ok(T0 + 2), ok(T0 + 3)])
+
 # ---------------------------------------------------------------- cancel and disconnect
 
 case("cancel", "unknown-execution", "Cancel of an unknown thread or execution answers 404.",
