@@ -436,6 +436,18 @@ def synthetic_cases():
              input=perm_input("permission-a", scope="candidate_step", subPipelineId="sp1"),
              pendingPermissions=[perm_input("permission-a"), perm_input("permission-b", tool="call_b"),
                                  perm_input("permission-c", required=False), "junk"]))])
+    case("interrupt-cloud-resource-selection", "cloud_resource_selection is an input_required interrupt; "
+         "its selector stays out of the public projection.",
+         START + [su("INPUT_REQUIRED", iac=sess(input={
+             "schemaVersion": 1.0, "kind": "cloud_resource_selection", "requestTaskId": "task-1", "contextId": "ctx-1",
+             "inputId": "select-vpc-1", "toolUseId": "call_v", "prompt": "Choose a VPC", "required": True,
+             "options": [{"id": "vpc-1", "label": "default (cn-hangzhou)"}],
+             "selector": {"id": "sel-1", "associationProperty": "ALIYUN::ECS::VPC::VPCId"}},
+             inputRequired={"selector": {"id": "sel-1"}}))])
+    case("deployment-confirmation-no-input", "A Pipeline wait without an input projection (deployment "
+         "confirmation) ends the turn with success.",
+         [task_frame(), pipe("INPUT_REQUIRED", env(1, "input_required", {"kind": "deployment_confirmation"},
+                                                  status="input_required", step="deploying"))])
     case("interrupt-own-expiry", "An input projection with its own expiresAt keeps it.",
          START + [su("INPUT_REQUIRED", iac=sess(input=perm_input(expiresAt="2030-01-01T00:00:00Z")))])
     case("interrupt-already-applied", "Inputs whose answer was applied are not reported; the turn ends "
