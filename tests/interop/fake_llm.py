@@ -51,7 +51,14 @@ REGION_OPTIONS = [
     {"id": "cn-hangzhou", "label": "Hangzhou"},
     {"id": "cn-beijing", "label": "Beijing"},
 ]
-USAGE = {"prompt_tokens": 120, "completion_tokens": 15, "total_tokens": 135}
+# OpenAI semantics: prompt_tokens includes the cached ones. iac-code reports
+# totalTokens = input + output + cached (235), not total_tokens (135).
+USAGE = {
+    "prompt_tokens": 120,
+    "completion_tokens": 15,
+    "total_tokens": 135,
+    "prompt_tokens_details": {"cached_tokens": 100},
+}
 
 
 def start_server(host: str = "127.0.0.1", port: int = 0, log_path: str | None = None) -> ThreadingHTTPServer:
