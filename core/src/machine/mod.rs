@@ -22,18 +22,15 @@
 //! their `Debug` form redacts the request, and hosts must never log them.
 
 mod admission;
+mod effects;
 mod requests;
 mod resume;
 mod run;
+mod run_effects;
 mod run_resume;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use crate::a2a::JsonRpcRequest;
-use crate::agui::Event;
 use crate::document::{parse_iso_ms, ThreadDocument};
 use crate::error::{ErrorCode, MessageKey, ProtocolError};
 use crate::i18n::Language;
@@ -41,178 +38,10 @@ use crate::ids::IdGen;
 use crate::validate::ValidatedRun;
 
 pub use admission::{admit, Admitted};
+pub use effects::{A2aBody, Answer, Config, EffectId, Load, Output};
 pub use resume::{answer_digest, check_entries, validate_payload, EntryCheck, Resolution};
 
 use run::Run;
-
-/// Names one effect; its answer comes back with the same id.
-pub type EffectId = u64;
-
-/// Host settings the machine needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Config {
-    /// Interrupt time to live in ms (`--interrupt-ttl`, default 540 s,
-    /// at least 1 s).
-    pub interrupt_ttl_ms: i64,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            interrupt_ttl_ms: crate::mapper::DEFAULT_INTERRUPT_TTL_MS,
-        }
-    }
-}
-
-/// What the host found when it read a thread's document.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Load {
-    /// No document: the thread does not exist yet.
-    Missing,
-    /// The stored JSON.
-    Found(Value),
-    /// Unreadable (I/O error, not JSON, …).
-    Unreadable,
-}
-
-/// The outcome of one effect, fed back with [`Machine::handle_answer`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Answer {
-    /// A `Persist` finished; `ok: false` when the write failed.
-    Persisted {
-        /// True when the document is durably stored.
-        ok: bool,
-    },
-    /// One frame of an A2A stream: the JSON-RPC response object (with
-    /// `result` or `error`). A call the runtime rejected before streaming
-    /// (a plain JSON body) comes back as one such frame.
-    Frame(Value),
-    /// The A2A stream ended.
-    StreamEnded,
-    /// The JSON-RPC response object of a unary A2A call.
-    Response(Value),
-    /// The response of an `Http` effect.
-    Http {
-        /// HTTP status.
-        status: u16,
-        /// The JSON body (`null` when it was not JSON).
-        body: Value,
-    },
-    /// Connecting, sending or reading failed.
-    Failed,
-}
-
-/// A JSON-RPC request for the A2A runtime. `Debug` shows only the method and
-/// id because the request may carry request-local secrets.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct A2aBody(pub JsonRpcRequest);
-
-impl core::fmt::Debug for A2aBody {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "A2aBody({} {}, <redacted>)", self.0.method, self.0.id)
-    }
-}
-
-/// Everything the machine asks the host to do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum Output {
-    /// The run is admitted: start the SSE stream; its events follow as `Emit`.
-    #[serde(rename_all = "camelCase")]
-    Admitted {
-        /// Thread of the run.
-        thread_id: String,
-        /// The run.
-        run_id: String,
-    },
-    /// The request is refused before the stream: answer `status` with `body`
-    /// (the JSON error envelope).
-    #[serde(rename_all = "camelCase")]
-    Refused {
-        /// Thread of the request.
-        thread_id: String,
-        /// Run id of the request.
-        run_id: String,
-        /// HTTP status.
-        status: u16,
-        /// `{"error":{"code","message"}}`.
-        body: Value,
-    },
-    /// Write one AG-UI event to the run's SSE stream.
-    #[serde(rename_all = "camelCase")]
-    Emit {
-        /// Thread of the run.
-        thread_id: String,
-        /// The run.
-        run_id: String,
-        /// The event.
-        event: Event,
-    },
-    /// The run is over: close its SSE stream (its terminal event was emitted,
-    /// or its client is gone).
-    #[serde(rename_all = "camelCase")]
-    RunEnded {
-        /// Thread of the run.
-        thread_id: String,
-        /// The run.
-        run_id: String,
-    },
-    /// Atomically replace the thread's document (SPEC §11), then answer
-    /// `Persisted`. Writes of one thread must happen in order.
-    #[serde(rename_all = "camelCase")]
-    Persist {
-        /// Effect id.
-        id: EffectId,
-        /// Thread whose file to write (see `document::thread_key`).
-        thread_id: String,
-        /// The document.
-        document: Value,
-    },
-    /// Send a JSON-RPC request to the A2A runtime (`A2A-Version: 1.0`, its
-    /// bearer token). Streaming methods answer with `Frame`s then
-    /// `StreamEnded`; unary ones with one `Response`; failures with `Failed`.
-    #[serde(rename_all = "camelCase")]
-    A2a {
-        /// Effect id.
-        id: EffectId,
-        /// True for SendStreamingMessage and SubscribeToTask.
-        streaming: bool,
-        /// The request.
-        request: A2aBody,
-    },
-    /// Call an iac-code HTTP extension endpoint of the runtime; answer `Http`.
-    #[serde(rename_all = "camelCase")]
-    Http {
-        /// Effect id.
-        id: EffectId,
-        /// `GET` or `POST`.
-        method: String,
-        /// Path and query, e.g. `/iac-code/pipeline/state?taskId=…`.
-        path: String,
-        /// JSON body for `POST`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        body: Option<Value>,
-    },
-    /// Stop reading the A2A stream of that effect; no answer expected.
-    #[serde(rename_all = "camelCase")]
-    CloseStream {
-        /// The stream's effect id.
-        id: EffectId,
-    },
-    /// Answer a cancel-extension request.
-    #[serde(rename_all = "camelCase")]
-    CancelAnswered {
-        /// The ticket [`Machine::handle_cancel`] returned.
-        ticket: u64,
-        /// HTTP status.
-        status: u16,
-        /// JSON body.
-        body: Value,
-    },
-}
 
 /// The sans-IO thread state machine of a host.
 #[derive(Debug)]
@@ -364,6 +193,7 @@ impl Machine {
         thread.admitting = Some(Admitting {
             previous,
             run: Box::new(run),
+            disconnected: false,
         });
     }
 
@@ -420,6 +250,13 @@ impl Machine {
         let Some(thread) = self.threads.get_mut(thread_id) else {
             return;
         };
+        if let Some(admitting) = thread.admitting.as_mut() {
+            if admitting.run.input.run_id == run_id {
+                // Handled once the admission is decided (the run may never start).
+                admitting.disconnected = true;
+                return;
+            }
+        }
         if thread.run.as_ref().is_none_or(|r| r.run_id() != run_id) {
             return;
         }
@@ -571,7 +408,13 @@ impl Machine {
             return;
         };
         let deferred = std::mem::take(&mut thread.deferred_cancels);
+        let disconnected = admitting
+            .disconnected
+            .then(|| admitting.run.input.run_id.clone());
         self.finish_admission(now_ms, thread_id, admitting, answer);
+        if let Some(run_id) = disconnected {
+            self.handle_disconnect(now_ms, thread_id, &run_id);
+        }
         for request in deferred {
             self.cancel_loaded(now_ms, thread_id, request);
         }
@@ -652,6 +495,8 @@ struct Admitting {
     /// The document before admission (`None`: the thread was created).
     previous: Option<ThreadDocument>,
     run: Box<ValidatedRun>,
+    /// The client left before the admission was decided.
+    disconnected: bool,
 }
 
 /// Who waits for an effect's answer.

@@ -7,9 +7,8 @@ use serde_json::Value;
 
 use super::requests::{self, Envelope};
 use super::resume::{answer_digest, answer_text, check_entries, EntryCheck, Resolution};
-use super::run::{
-    merge_pending, rejection, rpc_error, Cont, Failure, Item, Prep, Run, StreamKind, Work,
-};
+use super::run::{Cont, Failure, Item, Prep, Run, StreamKind, Work};
+use super::run_effects::{merge_pending, rejection, rpc_error};
 use super::{expire, mark_terminal, Answer, Io};
 use crate::a2a::{Method, Part, Task, TaskState};
 use crate::agui::ResumeStatus;

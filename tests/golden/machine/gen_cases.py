@@ -395,6 +395,9 @@ case("disconnect", "during-resume", "Disconnecting a resume before A2A accepted 
                          {"at": T1 + 2, "disconnect": {"threadId": THREAD, "runId": "run-2"}},
                          {"at": T1 + 3, "restart": True}, run(T1 + 4, "run-3", resume=allow), ok(T1 + 5)])
 
+case("disconnect", "during-admission", "A client that leaves while its admission is persisted: the run starts, then is cancelled as a disconnect.",
+     [run(T0, "run-1"), {"at": T0 + 1, "disconnect": {"threadId": THREAD, "runId": "run-1"}}, ok(T0 + 2), run(T0 + 3, "run-2"), ok(T0 + 4)])
+
 
 def main():
     for name, value in CASES.items():
