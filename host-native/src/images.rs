@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn oversized_dimensions_are_scaled_down_keeping_aspect() {
-        let out = normalise(&png(4000, 1000, false)).unwrap();
+        let out = normalise(&png(2400, 600, false)).unwrap();
         assert_eq!(out.size, (2000, 500));
         assert_eq!(out.media_type, "image/png");
         assert!(out.bytes.len() <= TARGET_BYTES);
@@ -200,20 +200,20 @@ mod tests {
 
     #[test]
     fn oversized_bytes_fall_back_to_jpeg() {
-        // Noise does not compress: a 1500×1500 PNG of noise is ~6.7 MB.
-        let raw = png(1500, 1500, true);
+        // Noise does not compress: a 1200×1200 PNG of noise is ~4.3 MB.
+        let raw = png(1200, 1200, true);
         assert!(raw.len() > TARGET_BYTES);
         let out = normalise(&raw).unwrap();
         assert_eq!(out.media_type, "image/jpeg");
         assert!(out.bytes.len() <= TARGET_BYTES);
-        assert_eq!(out.size, (1500, 1500));
+        assert_eq!(out.size, (1200, 1200));
     }
 
     #[test]
     fn parts_are_rewritten_with_decoded_type() {
         let mut parts = vec![
             Part::text("hello"),
-            image_part("shot.png", "image/jpeg", &png(3000, 3000, false)),
+            image_part("shot.png", "image/jpeg", &png(2100, 100, false)),
         ];
         normalise_parts(&mut parts).unwrap();
         assert_eq!(parts[0], Part::text("hello"));

@@ -8,6 +8,7 @@
 
 pub mod a2a_client;
 pub mod app;
+pub mod backend;
 pub mod images;
 pub mod router;
 pub mod run;

@@ -1,0 +1,256 @@
+//! Which A2A runtime the server talks to (SPEC §14, A2A-WIRE §7.3): an
+//! existing loopback runtime given by URL, or a managed `iac-code a2a` child
+//! started on a free port with a fresh token, health-polled until ready and
+//! stopped on exit (terminate, then kill after a grace period).
+
+use std::ffi::OsString;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+use crate::a2a_client::{A2aClient, A2aTimeouts};
+use crate::secret::Secret;
+
+/// The install command named when `iac-code` is missing.
+pub const INSTALL_HINT: &str =
+    "pip install 'iac-code[agui]==0.16.0' 'a2a-sdk[http-server,signing]==1.2.0'";
+
+/// Why no backend could be set up. `Display` is the one-line startup error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackendError {
+    /// `--a2a-url` is not an http(s) URL on a loopback host.
+    NotLoopback,
+    /// The `iac-code` executable is not on PATH.
+    NotInstalled,
+    /// The child could not be started for another reason.
+    SpawnFailed(String),
+    /// The child exited before it was ready.
+    ExitedDuringStartup(Option<i32>),
+    /// The child did not answer `/health` in time.
+    NotReady,
+}
+
+impl std::fmt::Display for BackendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BackendError::NotLoopback => f.write_str(
+                "the A2A URL must be http(s) on a loopback host (127.0.0.1, localhost or ::1)",
+            ),
+            BackendError::NotInstalled => write!(
+                f,
+                "the `iac-code` executable was not found on PATH; install it with: {INSTALL_HINT}"
+            ),
+            BackendError::SpawnFailed(kind) => {
+                write!(f, "the local A2A process could not be started: {kind}")
+            }
+            BackendError::ExitedDuringStartup(Some(code)) => {
+                write!(
+                    f,
+                    "the local A2A process exited during startup (exit code {code})"
+                )
+            }
+            BackendError::ExitedDuringStartup(None) => {
+                f.write_str("the local A2A process exited during startup (killed by a signal)")
+            }
+            BackendError::NotReady => {
+                f.write_str("the local A2A process did not become ready in time")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+/// Checks an external runtime URL and normalises it to end with `/`.
+///
+/// # Errors
+/// [`BackendError::NotLoopback`] for any other scheme or host, or for a URL
+/// with credentials, a query or a fragment.
+pub fn check_external_url(raw: &str) -> Result<String, BackendError> {
+    let uri: http::Uri = raw.trim().parse().map_err(|_| BackendError::NotLoopback)?;
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    let authority = uri.authority().ok_or(BackendError::NotLoopback)?;
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let loopback = matches!(
+        host.to_ascii_lowercase().as_str(),
+        "127.0.0.1" | "localhost" | "::1"
+    );
+    if !scheme_ok || !loopback || authority.as_str().contains('@') || uri.query().is_some() {
+        return Err(BackendError::NotLoopback);
+    }
+    let mut url = raw.trim().to_owned();
+    if !url.ends_with('/') {
+        url.push('/');
+    }
+    Ok(url)
+}
+
+/// How to start the managed child.
+#[derive(Debug, Clone)]
+pub struct ManagedOptions {
+    /// The program (looked up on `path`).
+    pub program: OsString,
+    /// PATH for the lookup and the child (`None`: inherit).
+    pub path: Option<OsString>,
+    /// Extra environment for the child.
+    pub env: Vec<(OsString, OsString)>,
+    /// How long to wait for `/health`.
+    pub ready_timeout: Duration,
+    /// Poll interval.
+    pub poll_every: Duration,
+}
+
+impl Default for ManagedOptions {
+    fn default() -> Self {
+        ManagedOptions {
+            program: OsString::from("iac-code"),
+            path: None,
+            env: Vec::new(),
+            ready_timeout: Duration::from_secs(20),
+            poll_every: Duration::from_millis(100),
+        }
+    }
+}
+
+/// A running `iac-code a2a` child.
+#[derive(Debug)]
+pub struct ManagedChild {
+    child: Child,
+    url: String,
+    token: Secret,
+}
+
+impl ManagedChild {
+    /// Starts the child on a free loopback port with a fresh token and waits
+    /// until `GET /health` answers 200.
+    ///
+    /// # Errors
+    /// Not installed, not startable, exited during startup, not ready in time.
+    pub async fn start(options: ManagedOptions) -> Result<ManagedChild, BackendError> {
+        let port = free_port().map_err(|e| BackendError::SpawnFailed(e.kind().to_string()))?;
+        let token = Secret::random();
+        let mut command = Command::new(&options.program);
+        command
+            .args(["a2a", "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--thinking-exposure", "all"])
+            .env("IACCODE_A2A_HTTP_TOKEN", token.expose())
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        if let Some(path) = &options.path {
+            command.env("PATH", path);
+        }
+        if std::env::var_os("IACCODE_A2A_ALLOWED_CWDS").is_none() {
+            if let Some(roots) = std::env::var_os("IAC_CODE_AGUI_ALLOWED_CWDS") {
+                command.env("IACCODE_A2A_ALLOWED_CWDS", roots);
+            }
+        }
+        for (key, value) in &options.env {
+            command.env(key, value);
+        }
+        let child = command.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => BackendError::NotInstalled,
+            kind => BackendError::SpawnFailed(kind.to_string()),
+        })?;
+        let mut managed = ManagedChild {
+            child,
+            url: format!("http://127.0.0.1:{port}/"),
+            token,
+        };
+        let client = managed.client(A2aTimeouts::default());
+        let deadline = tokio::time::Instant::now() + options.ready_timeout;
+        loop {
+            if let Ok(Some(status)) = managed.child.try_wait() {
+                return Err(BackendError::ExitedDuringStartup(status.code()));
+            }
+            if client.health(Duration::from_millis(500)).await.is_ok() {
+                return Ok(managed);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                managed.stop(Duration::from_secs(5)).await;
+                return Err(BackendError::NotReady);
+            }
+            tokio::time::sleep(options.poll_every).await;
+        }
+    }
+
+    /// The runtime's base URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A client for the child, carrying its token.
+    pub fn client(&self, timeouts: A2aTimeouts) -> A2aClient {
+        A2aClient::new(&self.url, Some(self.token.clone()), timeouts)
+    }
+
+    /// The child's process id, while it runs.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Stops the child: SIGTERM, then SIGKILL when it has not exited within
+    /// `grace`.
+    pub async fn stop(&mut self, grace: Duration) {
+        if let Some(pid) = self.child.id() {
+            let pid = nix::unistd::Pid::from_raw(pid as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+            if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
+                return;
+            }
+        }
+        let _ = self.child.kill().await;
+    }
+}
+
+/// Asks the OS for a free loopback port (bind :0, read it, release it).
+fn free_port() -> std::io::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn external_urls_must_be_loopback() {
+        for ok in [
+            "http://127.0.0.1:41242",
+            "http://localhost:1/",
+            "https://[::1]:8443/",
+            "HTTP://LOCALHOST:9",
+        ] {
+            let url = check_external_url(ok).unwrap();
+            assert!(url.ends_with('/'), "{ok}");
+        }
+        for bad in [
+            "http://10.0.0.1:41242/",
+            "http://example.com/",
+            "ftp://127.0.0.1/",
+            "127.0.0.1:41242",
+            "http://user:pw@127.0.0.1/",
+            "http://127.0.0.1.evil.com/",
+            "http://localhost.:1/",
+            "",
+        ] {
+            assert_eq!(
+                check_external_url(bad),
+                Err(BackendError::NotLoopback),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_executable_message_names_the_install_command() {
+        let message = BackendError::NotInstalled.to_string();
+        assert!(message.contains(
+            "pip install 'iac-code[agui]==0.16.0' 'a2a-sdk[http-server,signing]==1.2.0'"
+        ));
+        assert!(!message.contains('\n'));
+    }
+}
