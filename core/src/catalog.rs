@@ -52,7 +52,7 @@ fn texts(key: MessageKey) -> [&'static str; 7] {
         ],
         MessageKey::RequestTooLarge => [
             "The request body exceeds the maximum size.",
-            "请求体超过了最大大小。",
+            "请求体超过了最大大小限制。",
             "El cuerpo de la solicitud supera el tamaño máximo.",
             "Le corps de la requête dépasse la taille maximale.",
             "Der Anfragetext überschreitet die maximale Größe.",
@@ -153,7 +153,7 @@ fn texts(key: MessageKey) -> [&'static str; 7] {
         ],
         MessageKey::ImageTooLarge => [
             "An image exceeds the maximum size.",
-            "有图像超过了最大大小。",
+            "某个图像超过了最大大小限制。",
             "Una imagen supera el tamaño máximo.",
             "Une image dépasse la taille maximale.",
             "Ein Bild überschreitet die maximale Größe.",
@@ -162,7 +162,7 @@ fn texts(key: MessageKey) -> [&'static str; 7] {
         ],
         MessageKey::TotalImagesTooLarge => [
             "The total image content exceeds the maximum size.",
-            "图像内容总量超过了最大大小。",
+            "图像内容的总大小超过了最大限制。",
             "El contenido total de imágenes supera el tamaño máximo.",
             "Le contenu total des images dépasse la taille maximale.",
             "Der gesamte Bildinhalt überschreitet die maximale Größe.",

@@ -387,8 +387,9 @@ pub enum MessageKey {
 
 impl MessageKey {
     /// Every key, in declaration order. The catalog tests walk this list, so
-    /// a key missing here would escape them: the `all_lists_every_key` test
-    /// below fails to compile until a new variant is added to it.
+    /// a key missing here would escape them: the exhaustive `position` match
+    /// of this file's tests stops compiling when a variant is added, as a
+    /// reminder to list it here too.
     pub const ALL: [MessageKey; 62] = [
         MessageKey::InvalidJson,
         MessageKey::BodyNotObject,
