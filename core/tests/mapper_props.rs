@@ -6,6 +6,7 @@
 //! well-formed. Each case is a seed; a failure prints it. Re-run one seed with
 //! `MAPPER_PROPS_SEED=<n> cargo test -p iac-agui-core --test mapper_props`.
 
+use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use iac_agui_core::a2a::{StreamResponse, Task};
@@ -23,12 +24,44 @@ fn random_sequences_never_panic_and_verify() {
         Ok(seed) => vec![seed.parse().expect("MAPPER_PROPS_SEED is a u64")],
         Err(_) => (0..CASES).collect(),
     };
+    let full_run = seeds.len() > 1;
+    let mut seen: BTreeMap<&'static str, usize> = BTreeMap::new();
     for seed in seeds {
         let outcome = catch_unwind(AssertUnwindSafe(|| run_case(seed)));
         match outcome {
-            Ok(Ok(())) => {}
+            Ok(Ok(types)) => {
+                for t in types {
+                    *seen.entry(t).or_default() += 1;
+                }
+            }
             Ok(Err(message)) => panic!("seed {seed}: {message}"),
             Err(_) => panic!("seed {seed}: the mapper panicked"),
+        }
+    }
+    if full_run {
+        // The generator must keep reaching every kind of output.
+        for t in [
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "REASONING_START",
+            "REASONING_MESSAGE_CONTENT",
+            "REASONING_END",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_RESULT",
+            "STEP_STARTED",
+            "STEP_FINISHED",
+            "ACTIVITY_SNAPSHOT",
+            "CUSTOM",
+            "interrupt",
+            "usage",
+        ] {
+            assert!(
+                seen.get(t).copied().unwrap_or(0) >= 100,
+                "generator rarely yields {t}: {seen:?}"
+            );
         }
     }
 }
@@ -40,8 +73,9 @@ fn replaying_a_seed_is_deterministic() {
     }
 }
 
-/// Runs one random sequence and checks the stream.
-fn run_case(seed: u64) -> Result<(), String> {
+/// Runs one random sequence and checks the stream; returns the kinds of
+/// output it produced.
+fn run_case(seed: u64) -> Result<Vec<&'static str>, String> {
     let (events, durable, interrupted) = simulate(seed);
     let mut verifier = Verifier::expecting("thread-p", "run-p");
     for event in &events {
@@ -70,7 +104,22 @@ fn run_case(seed: u64) -> Result<(), String> {
             return Err(format!("bad digest {digest}"));
         }
     }
-    Ok(())
+    let mut types: Vec<&'static str> = events.iter().map(|e| e.body.type_name()).collect();
+    match events.last().map(|e| &e.body) {
+        Some(EventBody::RunFinished { outcome, usage, .. }) => {
+            if matches!(outcome, Outcome::Interrupt { .. }) {
+                types.push("interrupt");
+            }
+            if usage.is_some() {
+                types.push("usage");
+            }
+        }
+        Some(EventBody::RunError { usage: Some(_), .. }) => types.push("usage"),
+        _ => {}
+    }
+    types.sort_unstable();
+    types.dedup();
+    Ok(types)
 }
 
 fn transcript(seed: u64) -> String {
