@@ -274,6 +274,26 @@ impl Machine {
         }
     }
 
+    /// The server is stopping: every active run ends with `RUN_ERROR`
+    /// (`A2A_UNAVAILABLE`, "The server is shutting down."). A run without
+    /// pending interrupts also cancels its task and ends its execution, as
+    /// after a transport failure; pending interrupts stay for a resume after
+    /// the restart.
+    pub fn handle_shutdown(&mut self, now_ms: i64) {
+        for thread in self.threads.values_mut() {
+            if let Some(mut run) = thread.run.take() {
+                let error = ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::ShuttingDown);
+                run.fail(
+                    &mut thread.doc,
+                    &mut self.io,
+                    now_ms,
+                    error,
+                    run::Failure::Transport,
+                );
+            }
+        }
+    }
+
     /// Expires abandoned interrupts whose `expiresAt` passed (SPEC §11):
     /// pending state removed, A2A task cancelled, document persisted.
     pub fn handle_timeout(&mut self, now_ms: i64) {

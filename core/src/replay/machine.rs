@@ -12,6 +12,7 @@
 //!    {"at": 1002, "cancel": {"executionId"?, "threadId", "rosInvocationId"}},
 //!    {"at": 1003, "disconnect": {"threadId", "runId"}},
 //!    {"at": 1004, "timeout": true},
+//!    {"at": 1004, "shutdown": true},
 //!    {"at": 1005, "restart": true}
 //!  ]}
 //! ```
@@ -116,6 +117,8 @@ pub(super) fn replay(input: &Value) -> Result<Value, String> {
                     .unwrap_or_default()
             };
             machine.handle_disconnect(now, field("threadId"), field("runId"));
+        } else if step.get("shutdown").is_some() {
+            machine.handle_shutdown(now);
         } else if step.get("timeout").is_some() {
             machine.handle_timeout(now);
         } else if step.get("restart").is_some() {

@@ -397,6 +397,8 @@ case("disconnect", "during-resume", "Disconnecting a resume before A2A accepted 
 
 case("disconnect", "during-admission", "A client that leaves while its admission is persisted: the run starts, then is cancelled as a disconnect.",
      [run(T0, "run-1"), {"at": T0 + 1, "disconnect": {"threadId": THREAD, "runId": "run-1"}}, ok(T0 + 2), run(T0 + 3, "run-2"), ok(T0 + 4)])
+case("run", "shutdown", "The server stops during a run: RUN_ERROR A2A_UNAVAILABLE (shutting down), the task cancelled.",
+     start_turn() + [{"at": T0 + 10, "shutdown": True}])
 
 
 def main():
