@@ -353,8 +353,8 @@ fn close(set: &mut BTreeSet<String>, id: &str, rule: fn(String) -> Rule) -> Resu
 }
 
 /// Wire-level checks serde cannot make: an object with an integer
-/// `timestamp`, and no `null` at the top level or in an
-/// interrupt (except the three the clients tolerate).
+/// `timestamp`, and no `null` at the top level, in an interrupt or in a
+/// usage entry (except the three the clients tolerate).
 fn check_json_shape(event: &Value) -> Result<(), Rule> {
     let Some(object) = event.as_object() else {
         return Err(Rule::InvalidEvent("not an object".to_owned()));
@@ -373,14 +373,20 @@ fn check_json_shape(event: &Value) -> Result<(), Rule> {
         }
         Some(_) => {}
     }
-    let interrupts = object
-        .get("outcome")
-        .and_then(|o| o.get("interrupts"))
-        .and_then(Value::as_array);
-    for interrupt in interrupts.into_iter().flatten() {
-        if let Some(fields) = interrupt.as_object() {
-            if let Some((key, _)) = fields.iter().find(|(_, v)| v.is_null()) {
-                return Err(Rule::NullField(format!("outcome.interrupts[].{key}")));
+    let nested = [
+        (
+            "outcome.interrupts[]",
+            object.get("outcome").and_then(|o| o.get("interrupts")),
+        ),
+        ("usage[]", object.get("usage")),
+    ];
+    for (path, list) in nested {
+        for item in list.and_then(Value::as_array).into_iter().flatten() {
+            if let Some((key, _)) = item
+                .as_object()
+                .and_then(|fields| fields.iter().find(|(_, v)| v.is_null()))
+            {
+                return Err(Rule::NullField(format!("{path}.{key}")));
             }
         }
     }

@@ -440,6 +440,15 @@ fn json_nulls_and_shapes() {
         v.feed_json(&interrupt_with_null).map_err(|v| v.rule),
         Err(Rule::NullField("outcome.interrupts[].message".into()))
     );
+    let mut v = Verifier::new();
+    v.feed_json(&json!({"type": "RUN_STARTED", "timestamp": 1, "threadId": "t", "runId": "r"}))
+        .expect("valid start");
+    let usage_with_null = json!({"type": "RUN_ERROR", "timestamp": 2, "message": "m",
+        "usage": [{"provider": null, "inputTokens": 1, "outputTokens": 0, "totalTokens": 1, "cachedInputTokens": 0}]});
+    assert_eq!(
+        v.feed_json(&usage_with_null).map_err(|v| v.rule),
+        Err(Rule::NullField("usage[].provider".into()))
+    );
 }
 
 #[test]
