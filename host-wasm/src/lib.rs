@@ -22,7 +22,10 @@ use wasm_bindgen::prelude::*;
 pub mod digest;
 mod error;
 pub mod language;
+pub mod replay;
 pub mod resume;
+pub mod resume_check;
+pub mod stream;
 pub mod validate;
 
 pub use error::Failure;

@@ -71,3 +71,87 @@ export interface ResumeBase {
   parentRunId?: string;
   state?: unknown;
 }
+
+/** Options of `EventStreamChecker` and `checkEvents`: when both ids are
+ * given, RUN_STARTED must carry them. */
+export interface StreamCheckOptions {
+  threadId?: string;
+  runId?: string;
+}
+
+/** The first rule an event stream broke. */
+export interface StreamViolation {
+  /** 0-based index of the offending event (the event count at the end). */
+  index: number;
+  /** Stable rule name, e.g. "TEXT_NOT_OPEN", "OPEN_AT_FINISH",
+   * "EVENT_AFTER_TERMINAL", "MISSING_TERMINAL", "INVALID_EVENT". */
+  rule: string;
+  /** The message id, tool call id, step name or field involved. */
+  subject: string | null;
+  /** An English explanation for developers. */
+  message: string;
+}
+
+/** An AG-UI event as sent by the server. */
+export interface AgUiEvent {
+  type: string;
+  timestamp?: number;
+  [key: string]: unknown;
+}
+
+/** What one `push` completed. */
+export interface StreamPushResult {
+  events: AgUiEvent[];
+  /** Comment lines seen (`: heartbeat`). */
+  comments: number;
+  /** The first violation so far; once set it stays. */
+  violation: StreamViolation | null;
+}
+
+/** The end of a stream. */
+export interface StreamFinishResult {
+  /** Events seen in the whole stream. */
+  events: number;
+  violation: StreamViolation | null;
+}
+
+/** A golden case file split without loss (`goldenCase`). */
+export interface GoldenCase {
+  kind: string;
+  /** Canonical JSON of the case input. */
+  input: string;
+  /** Canonical JSON of the expected outputs, or null when absent. */
+  expected: string | null;
+}
+
+/** Options of `validateResume`. */
+export interface ResumeCheckOptions {
+  /** Language of the messages (as the request's preferredLanguage). */
+  preferredLanguage?: string;
+  /** Fallback: an Accept-Language value. */
+  acceptLanguage?: string;
+  /** When given (e.g. `Date.now()`), an interrupt whose `expiresAt` is at or
+   * before it makes the verdict `EXECUTION_EXPIRED`. */
+  nowMs?: number;
+}
+
+/** An AG-UI interrupt (`RUN_FINISHED.outcome.interrupts[]`). */
+export interface Interrupt {
+  id: string;
+  reason: string;
+  message?: string;
+  toolCallId?: string;
+  responseSchema?: Record<string, unknown>;
+  expiresAt?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** What `validateResume` says. `error` is the server's verdict on the whole
+ * resume (its first refusal); `entries` judges each entry on its own;
+ * `missing` lists pending interrupts without an entry. */
+export interface ResumeVerdict {
+  ok: boolean;
+  error: ProtocolErrorInfo | null;
+  entries: Array<{ interruptId: string; ok: boolean; error: ProtocolErrorInfo | null }>;
+  missing: string[];
+}
