@@ -137,7 +137,7 @@ impl Driver {
         let mut last_state = None;
         let mut end = None;
         for (index, step) in steps.iter().enumerate() {
-            self.clock += self.tick;
+            self.clock = self.clock.saturating_add(self.tick);
             if let Some(found) = self
                 .step(step, &mut last_state)
                 .map_err(|e| format!("step {index}: {e}"))?
@@ -146,7 +146,7 @@ impl Driver {
                 break;
             }
         }
-        self.clock += self.tick;
+        self.clock = self.clock.saturating_add(self.tick);
         let end = end.unwrap_or(End::State(last_state));
         if !self.session_emitted {
             self.emit_session();
