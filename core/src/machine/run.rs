@@ -463,7 +463,7 @@ impl Run {
             self.waiting = Some((id, Cont::InterruptRecovery(inputs)));
             return;
         }
-        if let Err(error) = merge_pending(doc, &inputs, false) {
+        if let Err(error) = merge_pending(doc, &inputs, false, now, io.config.interrupt_ttl_ms) {
             return self.fail(doc, io, now, error, Failure::Plain);
         }
         self.commit_interrupt(doc, io);

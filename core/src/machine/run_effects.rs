@@ -10,7 +10,7 @@ use super::run::{Cont, Failure, Run, Stream, StreamKind, Work};
 use super::{mark_terminal, A2aBody, EffectId, Io, Output, Owner};
 use crate::a2a::{JsonRpcError, JsonRpcRequest, Method, Part};
 use crate::agui::{Event, EventBody, Interrupt};
-use crate::document::{PendingInput, ThreadDocument};
+use crate::document::{parse_iso_ms, PendingInput, ThreadDocument};
 use crate::error::{ErrorCode, MessageKey, ProtocolError};
 use crate::i18n::Language;
 use crate::mapper::{build_interrupt, iso_utc, RequiredInput, SessionInfo};
@@ -262,6 +262,8 @@ pub(super) fn merge_pending(
     doc: &mut ThreadDocument,
     inputs: &[RequiredInput],
     replace: bool,
+    now: i64,
+    ttl_ms: i64,
 ) -> Result<(), ProtocolError> {
     let protocol = |key| ProtocolError::new(ErrorCode::A2aProtocolError, key);
     for input in inputs {
@@ -295,7 +297,7 @@ pub(super) fn merge_pending(
             None => PendingInput::new(
                 &input.projection,
                 input.sideband,
-                Some(input.expires_at.clone()),
+                Some(stored_expiry(&input.expires_at, now, ttl_ms)),
             ),
         };
         merged.insert(input.input_id.clone(), entry);
@@ -362,4 +364,11 @@ pub(super) fn span_of(body: &EventBody) -> Option<(&'static str, String)> {
         }
         _ => None,
     }
+}
+
+/// The expiry to store: an upstream `expiresAt` in any offset is kept as the
+/// same instant in UTC; one that does not parse (it would make the document
+/// unreadable) falls back to now + TTL.
+fn stored_expiry(expires_at: &str, now: i64, ttl_ms: i64) -> String {
+    iso_utc(parse_iso_ms(expires_at).unwrap_or(now.saturating_add(ttl_ms)))
 }

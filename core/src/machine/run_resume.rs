@@ -218,7 +218,9 @@ impl Run {
             .iter()
             .any(|e| self.known_before.contains(&e.interrupt_id));
         let replace = prep.task_terminal || (!resumed_known && prep.has_projection);
-        if let Err(error) = merge_pending(doc, &prep.inputs, replace) {
+        if let Err(error) =
+            merge_pending(doc, &prep.inputs, replace, now, io.config.interrupt_ttl_ms)
+        {
             return self.fail(doc, io, now, error, Failure::Plain);
         }
         let applied: Vec<String> = doc

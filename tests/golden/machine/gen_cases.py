@@ -399,6 +399,9 @@ case("disconnect", "during-admission", "A client that leaves while its admission
      [run(T0, "run-1"), {"at": T0 + 1, "disconnect": {"threadId": THREAD, "runId": "run-1"}}, ok(T0 + 2), run(T0 + 3, "run-2"), ok(T0 + 4)])
 case("run", "shutdown", "The server stops during a run: RUN_ERROR A2A_UNAVAILABLE (shutting down), the task cancelled.",
      start_turn() + [{"at": T0 + 10, "shutdown": True}])
+case("interrupt", "own-expiry", "An upstream expiresAt is kept as the same instant in UTC; one that does not parse falls back to now + TTL.",
+     interrupted({"input": dict(P, expiresAt="2026-12-02T18:30:00+08:00"),
+                  "pendingPermissions": [dict(P2, expiresAt="soon")]}))
 
 
 def main():
