@@ -94,6 +94,11 @@ impl App {
         self.active_runs.load(Ordering::SeqCst)
     }
 
+    /// True when nothing is in flight (for `--idle-shutdown`).
+    pub fn is_idle(&self) -> bool {
+        self.active_runs() == 0
+    }
+
     /// Marks a run active until the slot is dropped.
     pub fn run_slot(self: &Arc<Self>) -> RunSlot {
         self.active_runs.fetch_add(1, Ordering::SeqCst);

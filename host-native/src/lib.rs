@@ -9,11 +9,14 @@
 pub mod a2a_client;
 pub mod app;
 pub mod backend;
+pub mod config;
 pub mod images;
+pub mod logging;
 pub mod router;
 pub mod run;
 pub mod secret;
 pub mod server;
+pub mod service;
 pub mod sse_writer;
 pub mod store;
 pub mod workspace;

@@ -1,6 +1,37 @@
 //! `iac-agui` command-line entry point.
 
-fn main() {
-    eprintln!("iac-agui: the server is not built yet");
-    std::process::exit(2);
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use iac_agui::config::{Cli, Command, Settings};
+
+fn main() -> ExitCode {
+    let Cli {
+        command: Command::Serve(args),
+    } = Cli::parse();
+    let settings = match Settings::resolve(&args, |k| std::env::var_os(k)) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("iac-agui: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    iac_agui::logging::init(settings.log_format, settings.debug);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("iac-agui: cannot start the async runtime: {}", error.kind());
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(iac_agui::service::run(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("iac-agui: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,150 @@
+//! `iac-agui serve` from settings to exit: pick the A2A backend, open the
+//! state store, listen, and stop cleanly on SIGINT/SIGTERM or idle shutdown
+//! (stop accepting, end active runs with RUN_ERROR, stop the managed child).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::a2a_client::{A2aClient, A2aTimeouts};
+use crate::app::{App, HttpSettings};
+use crate::backend::{ManagedChild, ManagedOptions};
+use crate::config::Settings;
+use crate::secret::Secret;
+use crate::server::{serve, ConnTimeouts};
+use crate::store::StateStore;
+use crate::workspace::WorkspacePolicy;
+
+/// How long active runs get to write their last event at shutdown.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A startup failure, as one line.
+#[derive(Debug)]
+pub struct StartupError(pub String);
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartupError {}
+
+/// Runs the server until a signal or idle shutdown.
+///
+/// # Errors
+/// The backend, the state directory or the listening socket could not be
+/// set up.
+pub async fn run(settings: Settings) -> Result<(), StartupError> {
+    let store = StateStore::open(&settings.state_dir)
+        .map_err(|e| StartupError(format!("the state directory cannot be used: {e}")))?;
+    let timeouts = A2aTimeouts::default();
+    let mut child = None;
+    let mut demo = None;
+    let client = if settings.demo {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| StartupError(format!("the demo runtime cannot listen: {}", e.kind())))?;
+        let token = Secret::random();
+        let config = iac_agui_scripted_runtime::Config {
+            token: Some(token.expose().to_owned()),
+            ..Default::default()
+        };
+        let handle = iac_agui_scripted_runtime::serve(listener, config)
+            .map_err(|e| StartupError(format!("the demo runtime cannot start: {}", e.kind())))?;
+        let client = A2aClient::new(&handle.url(), Some(token), timeouts);
+        tracing::info!(url = %handle.url(), "using the built-in scripted A2A runtime (demo)");
+        demo = Some(handle);
+        client
+    } else if let Some(url) = &settings.a2a_url {
+        tracing::info!(url = %url, "using an external A2A runtime");
+        A2aClient::new(url, settings.a2a_token.clone(), timeouts)
+    } else {
+        let managed = ManagedChild::start(ManagedOptions::default())
+            .await
+            .map_err(|e| StartupError(e.to_string()))?;
+        tracing::info!(url = %managed.url(), "started the local A2A runtime");
+        let client = managed.client(timeouts);
+        child = Some(managed);
+        client
+    };
+    let listener = TcpListener::bind((settings.host.as_str(), settings.port))
+        .await
+        .map_err(|e| {
+            StartupError(format!(
+                "cannot listen on {}:{}: {}",
+                settings.host,
+                settings.port,
+                e.kind()
+            ))
+        })?;
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let http = HttpSettings {
+        auth_token: settings.auth_token.clone(),
+        cors_origins: settings.cors_origins.clone(),
+        heartbeat: settings.heartbeat,
+        interrupt_ttl: settings.interrupt_ttl,
+        ..HttpSettings::default()
+    };
+    let workspace = WorkspacePolicy::from_env(|k| std::env::var_os(k));
+    let app = App::new(http, store, client, workspace, shutdown_rx.clone());
+    tracing::info!(
+        address = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+        auth = settings.auth_token.is_some(),
+        "iac-agui listening"
+    );
+    let server = tokio::spawn(serve(
+        listener,
+        Arc::clone(&app),
+        ConnTimeouts::default(),
+        shutdown_rx,
+        SHUTDOWN_GRACE,
+    ));
+    let reason = wait_for_stop(&app, settings.idle_shutdown).await;
+    tracing::info!(reason, "shutting down");
+    let _ = shutdown_tx.send(true);
+    let _ = server.await;
+    if let Some(mut child) = child {
+        child.stop(Duration::from_secs(5)).await;
+    }
+    if let Some(demo) = demo {
+        demo.shutdown().await;
+    }
+    Ok(())
+}
+
+/// Resolves on SIGINT, SIGTERM, or after `idle` with nothing in flight.
+async fn wait_for_stop(app: &Arc<App>, idle: Option<Duration>) -> &'static str {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let sigterm = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        () = sigterm => "SIGTERM",
+        () = idle_for(app, idle) => "idle",
+    }
+}
+
+async fn idle_for(app: &Arc<App>, idle: Option<Duration>) {
+    let Some(idle) = idle else {
+        return std::future::pending().await;
+    };
+    let every = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    let mut idle_since = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep(every).await;
+        if !app.is_idle() {
+            idle_since = tokio::time::Instant::now();
+        } else if idle_since.elapsed() >= idle {
+            return;
+        }
+    }
+}
