@@ -403,6 +403,20 @@ case("interrupt", "own-expiry", "An upstream expiresAt is kept as the same insta
      interrupted({"input": dict(P, expiresAt="2026-12-02T18:30:00+08:00"),
                   "pendingPermissions": [dict(P2, expiresAt="soon")]}))
 
+# Written by iac-code 0.16.0 itself: see gen_reference_state.py.
+with open(os.path.join(HERE, "python-written-thread.state"), encoding="utf-8") as f:
+    PYTHON_WRITTEN = json.load(f)
+case("resume", "python-written-thread", "A thread file written by the Python reference loads and resumes: both pending permissions answered, open step re-opened, Pipeline recovery after its cursor.",
+     [run(T1, "run-2", resume=[entry("permission-aaaa", payload={"decision": "allow_once"}), entry("permission-s1", "cancelled")]), ok(T1 + 1),
+      answer(T1 + 2, "http", http={"status": 200, "body": {"status": "current"}}),
+      answer(T1 + 3, "call", response=rpc(task_obj("INPUT_REQUIRED", {"iacCodeSessionId": SESSION}))),
+      answer(T1 + 4, "http", http={"status": 404, "body": {}}), ok(T1 + 5),
+      frame(T1 + 6, status("WORKING", {"iacCodeSessionId": SESSION, "inputReceived": {"kind": "permission"}})), ok(T1 + 7), end(T1 + 8),
+      frame(T1 + 9, status("WORKING", {"iacCodeSessionId": SESSION, "inputReceived": {"kind": "permission"}})), ok(T1 + 10), end(T1 + 11),
+      frame(T1 + 12, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION}, text="Let me check. All done.", mid=TASK + "-2")),
+      answer(T1 + 13, "http", http={"status": 404, "body": {}})],
+     store={THREAD: PYTHON_WRITTEN})
+
 
 def main():
     for name, value in CASES.items():
