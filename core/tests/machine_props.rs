@@ -90,6 +90,9 @@ struct World {
     /// Cancel tickets not answered yet, by thread: a cancel deferred behind
     /// an admission may drop pending state in a later step.
     open_cancels: BTreeMap<u64, String>,
+    /// Interrupt ids each resume answered with `cancelled` (a cancelled
+    /// question cancels its execution).
+    cancelled_entries: BTreeMap<(String, String), BTreeSet<String>>,
 }
 
 impl World {
@@ -115,6 +118,7 @@ impl World {
             next_task: 0,
             outcomes: BTreeMap::new(),
             open_cancels: BTreeMap::new(),
+            cancelled_entries: BTreeMap::new(),
         }
     }
 
@@ -194,11 +198,21 @@ impl World {
             let mut entries: Vec<Value> = pending
                 .iter()
                 .map(|id| {
-                    let decision = ["allow_once", "deny", "maybe"][self.pick(3)];
-                    match self.pick(6) {
+                    let payload = if id.starts_with("ask-") {
+                        [
+                            json!({"selectedId": "a"}),
+                            json!({"freeText": "mine"}),
+                            json!({"selectedId": "zz"}),
+                        ][self.pick(3)]
+                        .clone()
+                    } else {
+                        let decision = ["allow_once", "deny", "maybe"][self.pick(3)];
+                        json!({ "decision": decision })
+                    };
+                    match self.pick(8) {
                         0 => json!({"interruptId": id, "status": "cancelled"}),
                         1 => json!({"interruptId": id, "status": "resolved"}),
-                        _ => json!({"interruptId": id, "status": "resolved", "payload": {"decision": decision}}),
+                        _ => json!({"interruptId": id, "status": "resolved", "payload": payload}),
                     }
                 })
                 .collect();
@@ -218,6 +232,15 @@ impl World {
             "messages": [{"id": format!("m-{run_id}"), "role": "user", "content": "hi"}],
             "forwardedProps": {"iacCode": {"schemaVersion": 1, "rosInvocationId": ros, "cwd": "/w", "userId": "u"}},
         });
+        if let Some(entries) = &resume {
+            let cancelled = entries
+                .iter()
+                .filter(|e| e["status"] == "cancelled")
+                .filter_map(|e| e["interruptId"].as_str().map(str::to_owned))
+                .collect();
+            self.cancelled_entries
+                .insert((thread.clone(), run_id.clone()), cancelled);
+        }
         if let Some(entries) = resume {
             body["resume"] = Value::Array(entries);
             body["messages"] = json!([]);
@@ -413,9 +436,17 @@ impl World {
             ),
             3 | 4 => {
                 self.next_input += 1;
-                let input = json!({"schemaVersion": 1.0, "kind": "permission", "requestTaskId": task,
-                    "contextId": ctx, "inputId": format!("perm-{}", self.next_input),
-                    "toolUseId": format!("call-{}", self.next_input), "prompt": "ok?", "required": true});
+                let n = self.next_input;
+                let input = if self.chance(30) {
+                    json!({"schemaVersion": 1.0, "kind": "ask_user_question", "requestTaskId": task,
+                        "contextId": ctx, "inputId": format!("ask-{n}"), "toolUseId": format!("q-{n}"),
+                        "prompt": "which?", "options": [{"id": "a", "label": "A"}, {"id": "b", "label": "B"}],
+                        "required": true})
+                } else {
+                    json!({"schemaVersion": 1.0, "kind": "permission", "requestTaskId": task,
+                        "contextId": ctx, "inputId": format!("perm-{n}"),
+                        "toolUseId": format!("call-{n}"), "prompt": "ok?", "required": true})
+                };
                 let key = if self.chance(30) {
                     "pendingPermissions"
                 } else {
@@ -606,7 +637,20 @@ impl World {
             || ["CANCELLED", "EXECUTION_EXPIRED", "STATE_PERSISTENCE_FAILED"]
                 .iter()
                 .any(|c| reasons.contains(*c));
+        let answered_cancelled = self
+            .active
+            .get(&doc.thread_id)
+            .and_then(|run| {
+                self.cancelled_entries
+                    .get(&(doc.thread_id.clone(), run.clone()))
+            })
+            .cloned()
+            .unwrap_or_default();
         for gone in before.difference(&now) {
+            // A cancelled question cancels the whole execution.
+            if !answered_cancelled.is_empty() {
+                continue;
+            }
             let applied = doc
                 .applied_resume_digests
                 .keys()
