@@ -6,7 +6,10 @@ use wasm_bindgen::prelude::*;
 /// The language the server would answer in: a supported `preferred` tag
 /// first, else the best `Accept-Language` entry, else English.
 #[wasm_bindgen(js_name = negotiateLanguage, unchecked_return_type = "Language")]
-pub fn negotiate_language(preferred: Option<String>, accept_language: Option<String>) -> String {
+pub fn negotiate_language(
+    preferred: Option<String>,
+    #[wasm_bindgen(js_name = "acceptLanguage")] accept_language: Option<String>,
+) -> String {
     negotiate(preferred.as_deref(), accept_language.as_deref())
         .as_str()
         .to_owned()

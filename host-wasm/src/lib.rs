@@ -33,7 +33,7 @@ pub use error::Failure;
 /// Installs the panic hook, so that a broken invariant shows its message in
 /// the browser console instead of a bare `unreachable` trap.
 #[wasm_bindgen(start)]
-pub fn start() {
+fn start() {
     console_error_panic_hook::set_once();
 }
 

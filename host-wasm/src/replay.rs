@@ -41,13 +41,18 @@ pub fn split_case(case_json: &str) -> Result<Value, String> {
 /// `replay(kind, inputJson)` for JavaScript: canonical JSON text of the
 /// outputs. Throws an `Error` with the core's reason.
 #[wasm_bindgen(js_name = replay)]
-pub fn replay_js(kind: &str, input_json: &str) -> Result<String, JsValue> {
+pub fn replay_js(
+    kind: &str,
+    #[wasm_bindgen(js_name = "inputJson")] input_json: &str,
+) -> Result<String, JsValue> {
     replay_json(kind, input_json).map_err(|reason| js_sys::Error::new(&reason).into())
 }
 
 /// `goldenCase(caseJson)` for JavaScript: see [`split_case`].
 #[wasm_bindgen(js_name = goldenCase, unchecked_return_type = "GoldenCase")]
-pub fn golden_case_js(case_json: &str) -> Result<JsValue, JsValue> {
+pub fn golden_case_js(
+    #[wasm_bindgen(js_name = "caseJson")] case_json: &str,
+) -> Result<JsValue, JsValue> {
     split_case(case_json)
         .map(|v| to_js(&v))
         .map_err(|reason| js_sys::Error::new(&reason).into())

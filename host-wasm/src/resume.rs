@@ -83,7 +83,7 @@ pub fn resume_request(base: &Value, answers: &Value) -> Result<String, Failure> 
 /// `permissionAnswer(interruptId, decision)` for JavaScript.
 #[wasm_bindgen(js_name = permissionAnswer, unchecked_return_type = "ResumeEntry")]
 pub fn permission_answer_js(
-    interrupt_id: &str,
+    #[wasm_bindgen(js_name = "interruptId")] interrupt_id: &str,
     #[wasm_bindgen(unchecked_param_type = "PermissionDecision")] decision: &str,
 ) -> Result<JsValue, JsValue> {
     Ok(to_js(&permission_answer(interrupt_id, decision)?))
@@ -91,19 +91,25 @@ pub fn permission_answer_js(
 
 /// `selectionAnswer(interruptId, selectedId)` for JavaScript.
 #[wasm_bindgen(js_name = selectionAnswer, unchecked_return_type = "ResumeEntry")]
-pub fn selection_answer_js(interrupt_id: &str, selected_id: &str) -> JsValue {
+pub fn selection_answer_js(
+    #[wasm_bindgen(js_name = "interruptId")] interrupt_id: &str,
+    #[wasm_bindgen(js_name = "selectedId")] selected_id: &str,
+) -> JsValue {
     to_js(&selection_answer(interrupt_id, selected_id))
 }
 
 /// `freeTextAnswer(interruptId, text)` for JavaScript.
 #[wasm_bindgen(js_name = freeTextAnswer, unchecked_return_type = "ResumeEntry")]
-pub fn free_text_answer_js(interrupt_id: &str, text: &str) -> JsValue {
+pub fn free_text_answer_js(
+    #[wasm_bindgen(js_name = "interruptId")] interrupt_id: &str,
+    text: &str,
+) -> JsValue {
     to_js(&free_text_answer(interrupt_id, text))
 }
 
 /// `cancelAnswer(interruptId)` for JavaScript.
 #[wasm_bindgen(js_name = cancelAnswer, unchecked_return_type = "ResumeEntry")]
-pub fn cancel_answer_js(interrupt_id: &str) -> JsValue {
+pub fn cancel_answer_js(#[wasm_bindgen(js_name = "interruptId")] interrupt_id: &str) -> JsValue {
     to_js(&cancel_answer(interrupt_id))
 }
 

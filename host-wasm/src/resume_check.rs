@@ -126,9 +126,9 @@ pub fn validate_resume(resume: &Value, interrupts: &Value, options: &ResumeOptio
 /// `validateResume(resumeJson, interruptsJson, options?)` for JavaScript.
 #[wasm_bindgen(js_name = validateResume, unchecked_return_type = "ResumeVerdict")]
 pub fn validate_resume_js(
-    resume_json: &str,
-    interrupts_json: &str,
-    #[wasm_bindgen(unchecked_param_type = "ResumeCheckOptions | undefined")] options: JsValue,
+    #[wasm_bindgen(js_name = "resumeJson")] resume_json: &str,
+    #[wasm_bindgen(js_name = "interruptsJson")] interrupts_json: &str,
+    #[wasm_bindgen(unchecked_optional_param_type = "ResumeCheckOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let options = ResumeOptions::from_json(&from_js(&options)?);
     let parse = |text: &str| {

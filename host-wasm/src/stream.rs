@@ -128,7 +128,7 @@ impl EventStreamCheckerJs {
     /// the ids of RUN_STARTED.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "StreamCheckOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "StreamCheckOptions")] options: JsValue,
     ) -> Result<EventStreamCheckerJs, JsValue> {
         let options = from_js(&options)?;
         Ok(EventStreamCheckerJs {
@@ -159,8 +159,8 @@ impl EventStreamCheckerJs {
 /// of a whole stream, or `null`.
 #[wasm_bindgen(js_name = checkEvents, unchecked_return_type = "StreamViolation | null")]
 pub fn check_events_js(
-    events_json: &str,
-    #[wasm_bindgen(unchecked_param_type = "StreamCheckOptions | undefined")] options: JsValue,
+    #[wasm_bindgen(js_name = "eventsJson")] events_json: &str,
+    #[wasm_bindgen(unchecked_optional_param_type = "StreamCheckOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let options = from_js(&options)?;
     let events: Vec<Value> = serde_json::from_str(events_json)

@@ -72,7 +72,7 @@ pub fn validate_run_input(body: &str, options: &ValidateOptions) -> Value {
 #[wasm_bindgen(js_name = validateRunInput, unchecked_return_type = "RunInputVerdict")]
 pub fn validate_run_input_js(
     body: &str,
-    #[wasm_bindgen(unchecked_param_type = "ValidateOptions | undefined")] options: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ValidateOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let options = ValidateOptions::from_json(&from_js(&options)?);
     Ok(to_js(&validate_run_input(body, &options)))
