@@ -38,7 +38,7 @@ pub enum Load {
     Unreadable,
 }
 
-/// The outcome of one effect, fed back with [`Machine::handle_answer`].
+/// The outcome of one effect, fed back with [`super::Machine::handle_answer`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Answer {
@@ -167,7 +167,7 @@ pub enum Output {
     /// Answer a cancel-extension request.
     #[serde(rename_all = "camelCase")]
     CancelAnswered {
-        /// The ticket [`Machine::handle_cancel`] returned.
+        /// The ticket [`super::Machine::handle_cancel`] returned.
         ticket: u64,
         /// HTTP status.
         status: u16,

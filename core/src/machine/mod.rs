@@ -12,11 +12,22 @@
 //! 1. before a request of a thread the machine has not loaded
 //!    ([`Machine::needs_load`]), read its document and pass a [`Load`];
 //! 2. [`Machine::handle_run_request`] / [`Machine::handle_cancel`] /
-//!    [`Machine::handle_disconnect`] / [`Machine::handle_timeout`];
+//!    [`Machine::handle_disconnect`] / [`Machine::handle_timeout`] /
+//!    [`Machine::handle_shutdown`];
 //! 3. drain outputs and perform them: write `Persist` documents of one thread
-//!    in order, open `A2a` streams, make `A2a` calls and `Http` calls, emit
-//!    events to the run's SSE stream; answer every effect except `CloseStream`;
-//! 4. wake the machine at [`Machine::poll_timeout`].
+//!    in order (file name from [`crate::document::thread_key`]), open `A2a`
+//!    streams, make `A2a` calls and `Http` calls, start the SSE stream on
+//!    `Admitted` or answer `Refused` with its JSON envelope, emit events to
+//!    the run's SSE stream, close it on `RunEnded`; answer every effect
+//!    except `CloseStream` (a `CancelTask` answer is ignored but harmless);
+//! 4. wake the machine at [`Machine::poll_timeout`]; shut down when
+//!    [`Machine::is_idle`] has held long enough (`--idle-shutdown`).
+//!
+//! The pieces: [`admit`] decides admission (SPEC §5) as a pure function;
+//! [`check_entries`] and [`validate_payload`] are the resume entry checks
+//! (SPEC §8 step 6, JSON Schema via `jsonschema`); one run driver per
+//! admitted run (`run.rs`, `run_resume.rs`, `run_effects.rs`) goes from
+//! `RUN_STARTED` to exactly one terminal event.
 //!
 //! Outputs may carry request secrets inside `A2a` requests (their purpose);
 //! their `Debug` form redacts the request, and hosts must never log them.
