@@ -298,9 +298,10 @@ impl TaskRecord {
         self.status = update.status.clone();
     }
 
-    /// True while a run is playing on the task.
+    /// True while a run is playing on the task and has not been told to
+    /// stop (a canceled run only pushes its CANCELED frame).
     pub(crate) fn is_running(&self) -> bool {
-        self.run.is_some()
+        self.run.as_ref().is_some_and(|run| !run.cancel.is_set())
     }
 
     /// The GetTask view: status, the last `history_length` messages and the

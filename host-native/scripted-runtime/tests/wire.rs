@@ -293,3 +293,104 @@ async fn slow_streams_carry_ping_comments() {
     assert!(ping.ends_with("+00:00"), "{ping}");
     assert!(raw.contains("\"text\":\"late\""));
 }
+
+#[tokio::test]
+async fn cancel_replays_the_captured_shapes() {
+    let h = Harness::default().await;
+    let mut stream = h.say("ctx-cs", "scenario:cancel", None).await;
+    let mut frames = Vec::new();
+    for _ in 0..3 {
+        frames.push(stream.next_data().await.unwrap());
+    }
+    let task = frames[0]["result"]["task"]["id"].clone();
+    let canceled = h.call("CancelTask", json!({ "id": task })).await;
+    let capture = support::fixture("out_cancel_task.json");
+    assert_eq!(
+        key_paths(&canceled["result"]),
+        key_paths(&capture["body"]["result"])
+    );
+    while let Some(frame) = stream.next_data().await {
+        frames.push(frame);
+    }
+    let signatures: Vec<String> = frames.iter().map(signature).collect();
+    assert_eq!(signatures, fixture_signatures("out_cancel.json"));
+}
+
+#[tokio::test]
+async fn subscribe_replays_the_captured_shapes() {
+    let h = Harness::default().await;
+    let mut main = h.say("ctx-sub", "scenario:slow:300", None).await;
+    let task = main.next_data().await.unwrap()["result"]["task"]["id"].clone();
+    while state(&main.next_data().await.unwrap()) != "TASK_STATE_WORKING" {}
+    let subscribed: Vec<String> = h
+        .rpc("SubscribeToTask", json!({ "id": task }))
+        .await
+        .frames()
+        .await
+        .iter()
+        .map(signature)
+        .collect();
+    assert_eq!(subscribed, fixture_signatures("out_subscribe_active.json"));
+    let rest = main.frames().await;
+    assert_eq!(state(rest.last().unwrap()), "TASK_STATE_INPUT_REQUIRED");
+}
+
+#[tokio::test]
+async fn task_snapshots_have_the_captured_keys() {
+    let h = Harness::default().await;
+    let frames = h
+        .say("ctx-gt", "scenario:permission", None)
+        .await
+        .frames()
+        .await;
+    let input = iac(frames.last().unwrap())["input"].clone();
+    let task = input["requestTaskId"].as_str().unwrap().to_owned();
+    let before = h
+        .call("GetTask", json!({ "id": task, "historyLength": 100 }))
+        .await;
+    let capture = support::fixture("out_perm_gettask_a.json");
+    assert_eq!(
+        key_paths(&before["result"]),
+        key_paths(&capture["body"]["result"])
+    );
+    let params = message_params(
+        "ctx-gt",
+        vec![permission_part(&input, "allow_once")],
+        Some(&task),
+        "m",
+    );
+    h.rpc("SendStreamingMessage", params).await.frames().await;
+    let after = h
+        .call("GetTask", json!({ "id": task, "historyLength": 100 }))
+        .await;
+    let capture = support::fixture("out_gettask_after.json");
+    assert_eq!(
+        key_paths(&after["result"]),
+        key_paths(&capture["body"]["result"])
+    );
+}
+
+/// Every object key path below `v` (array items merged), e.g.
+/// `metadata.iac_code.executionControl.blockers`.
+fn key_paths(v: &Value) -> std::collections::BTreeSet<String> {
+    fn walk(v: &Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    out.insert(path.clone());
+                    walk(child, &path, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, prefix, out)),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(v, "", &mut out);
+    out
+}
