@@ -417,6 +417,29 @@ case("resume", "python-written-thread", "A thread file written by the Python ref
       answer(T1 + 13, "http", http={"status": 404, "body": {}})],
      store={THREAD: PYTHON_WRITTEN})
 
+def envelope(seq, event_type, step, event_id=None, **extra):
+    value = {"schemaVersion": "1.0", "extensionUri": "urn:iac-code:a2a:pipeline-events:v1",
+             "eventId": event_id or f"evt-{seq}", "sequence": seq, "eventType": event_type, "scope": "step",
+             "status": "working", "pipelineRunId": CTX, "pipelineName": "selling", "taskId": TASK,
+             "contextId": CTX, "iacCodeSessionId": SESSION, "step": {"id": step, "runId": f"step-{step}-1"}}
+    value.update(extra)
+    return value
+
+
+recovery_body = {"snapshot": {"schemaVersion": "1.2", "pipelineRunId": CTX, "taskId": TASK, "contextId": CTX,
+                              "status": "working", "lastSequence": 9, "steps": []},
+                 "events": [envelope(8, "step_completed", "evaluate_candidates"), envelope(9, "step_started", "deploy")]}
+case("resume", "pipeline-recovery", "Pipeline events missed before a resume are recovered after the stored cursor (ACTIVITY_SNAPSHOT, step cycle) and the cursor advances; sideband answers recover again after the pre-answer cursor.",
+     [run(T1, "run-2", resume=[entry("permission-aaaa", payload={"decision": "deny"}), entry("permission-s1", payload={"decision": "allow_once"})]), ok(T1 + 1),
+      answer(T1 + 2, "http", http={"status": 200, "body": {"status": "current"}}),
+      answer(T1 + 3, "call", response=rpc(task_obj("INPUT_REQUIRED", {"iacCodeSessionId": SESSION}))),
+      answer(T1 + 4, "http", http={"status": 200, "body": recovery_body}), ok(T1 + 5),
+      frame(T1 + 6, status("WORKING", {"iacCodeSessionId": SESSION, "pipeline": envelope(10, "step_completed", "deploy")})), ok(T1 + 7), end(T1 + 8),
+      frame(T1 + 9, status("WORKING", {"iacCodeSessionId": SESSION})), ok(T1 + 10), end(T1 + 11),
+      frame(T1 + 12, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION})),
+      answer(T1 + 13, "http", http={"status": 200, "body": {"snapshot": recovery_body["snapshot"], "events": [envelope(11, "step_started", "verify")]}})],
+     store={THREAD: PYTHON_WRITTEN})
+
 
 def main():
     for name, value in CASES.items():
