@@ -1,0 +1,324 @@
+//! The real binaries, started on ephemeral loopback ports.
+//!
+//! Binaries are looked up next to the test executable (`target/<profile>/`),
+//! where `cargo test --workspace` builds them (both packages have integration
+//! tests, so cargo builds their binaries). `IAC_AGUI_BIN` and
+//! `IAC_AGUI_SCRIPTED_RUNTIME_BIN` override the paths. Every process is
+//! killed when its handle drops, so a failing test leaves nothing behind.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::http::Request;
+
+/// How long a binary may take to come up.
+const STARTUP: Duration = Duration::from_secs(30);
+
+/// A running scripted A2A runtime.
+#[derive(Debug)]
+pub struct ScriptedRuntime {
+    child: Child,
+    /// Its base URL (`http://127.0.0.1:<port>/`).
+    pub url: String,
+    log: Arc<Mutex<String>>,
+}
+
+/// Options of the scripted runtime.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeOptions {
+    /// Bearer token it requires (`IACCODE_A2A_HTTP_TOKEN`).
+    pub token: Option<String>,
+    /// Extra flags, e.g. `["--slow-delay-ms", "200"]`.
+    pub args: Vec<String>,
+}
+
+impl ScriptedRuntime {
+    /// Starts `iac-agui-scripted-runtime --port 0` and waits for its URL.
+    ///
+    /// # Panics
+    /// When the binary is missing or does not print its URL in time.
+    pub fn start(options: &RuntimeOptions) -> ScriptedRuntime {
+        let mut command = Command::new(binary(
+            "iac-agui-scripted-runtime",
+            "IAC_AGUI_SCRIPTED_RUNTIME_BIN",
+        ));
+        command
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .args(&options.args)
+            .env_remove("IACCODE_A2A_HTTP_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(token) = &options.token {
+            command.env("IACCODE_A2A_HTTP_TOKEN", token);
+        }
+        let mut child = command.spawn().expect("start the scripted runtime");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut first = String::new();
+        stdout.read_line(&mut first).expect("runtime stdout");
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| {
+                let _ = child.kill();
+                panic!("the scripted runtime printed no URL: {first:?}")
+            })
+            .to_owned();
+        let log = Arc::new(Mutex::new(String::new()));
+        drain(stdout, Arc::clone(&log));
+        drain(
+            BufReader::new(child.stderr.take().expect("stderr")),
+            Arc::clone(&log),
+        );
+        ScriptedRuntime { child, url, log }
+    }
+
+    /// What it logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for ScriptedRuntime {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Options of `iac-agui serve`.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// `--a2a-url`; `None` runs `--demo`.
+    pub a2a_url: Option<String>,
+    /// Token of the external runtime (`IAC_CODE_AGUI_A2A_TOKEN`).
+    pub a2a_token: Option<String>,
+    /// Token callers must send (`IAC_CODE_AGUI_AUTH_TOKEN`).
+    pub auth_token: Option<String>,
+    /// `--heartbeat` seconds.
+    pub heartbeat: Option<f64>,
+    /// `--interrupt-ttl` seconds.
+    pub interrupt_ttl: Option<u64>,
+    /// Extra flags.
+    pub args: Vec<String>,
+}
+
+/// A running `iac-agui serve` with its own state and workspace directories.
+#[derive(Debug)]
+pub struct Server {
+    child: Option<Child>,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its scratch root: `state/` and `ws/` below it.
+    pub root: TempDir,
+    options: ServerOptions,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    /// Starts the server and waits until `GET /health` answers.
+    ///
+    /// # Panics
+    /// When it does not come up in time (the message carries its log).
+    pub fn start(options: ServerOptions) -> Server {
+        let root = TempDir::new("iac-agui-e2e");
+        std::fs::create_dir_all(root.path().join("ws")).expect("workspace dir");
+        let mut server = Server {
+            child: None,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            root,
+            options,
+            log: Arc::new(Mutex::new(String::new())),
+        };
+        server.spawn();
+        server
+    }
+
+    /// The workspace directory runs may use as `cwd`.
+    pub fn workspace(&self) -> PathBuf {
+        self.root.path().join("ws")
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    /// Stops the process (SIGKILL: nothing is flushed on purpose, state on
+    /// disk must already be complete) and starts it again on a new port with
+    /// the same directories.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    /// Kills the process.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// What it logged so far (stdout and stderr).
+    pub fn log(&self) -> String {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    fn spawn(&mut self) {
+        let port = free_port();
+        let mut command = Command::new(binary("iac-agui", "IAC_AGUI_BIN"));
+        command
+            .arg("serve")
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .arg("--state-dir")
+            .arg(self.state_dir())
+            .env("IAC_CODE_AGUI_ALLOWED_CWDS", self.workspace())
+            .env("IAC_CODE_CONFIG_DIR", self.root.path().join("config"))
+            .env("HOME", self.root.path())
+            .env_remove("IAC_CODE_AGUI_AUTH_TOKEN")
+            .env_remove("IAC_CODE_AGUI_A2A_TOKEN")
+            .env_remove("IAC_CODE_AGUI_A2A_URL")
+            .env_remove("IAC_CODE_AGUI_PORT")
+            .env_remove("IAC_CODE_AGUI_HOST")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match &self.options.a2a_url {
+            Some(url) => command.args(["--a2a-url", url]),
+            None => command.arg("--demo"),
+        };
+        if let Some(seconds) = self.options.heartbeat {
+            command.args(["--heartbeat", &seconds.to_string()]);
+        }
+        if let Some(seconds) = self.options.interrupt_ttl {
+            command.args(["--interrupt-ttl", &seconds.to_string()]);
+        }
+        if let Some(token) = &self.options.auth_token {
+            command.env("IAC_CODE_AGUI_AUTH_TOKEN", token);
+        }
+        if let Some(token) = &self.options.a2a_token {
+            command.env("IAC_CODE_AGUI_A2A_TOKEN", token);
+        }
+        command.args(&self.options.args);
+        let mut child = command.spawn().expect("start iac-agui");
+        drain(
+            BufReader::new(child.stdout.take().expect("stdout")),
+            Arc::clone(&self.log),
+        );
+        drain(
+            BufReader::new(child.stderr.take().expect("stderr")),
+            Arc::clone(&self.log),
+        );
+        self.addr = SocketAddr::from(([127, 0, 0, 1], port));
+        self.child = Some(child);
+        let deadline = Instant::now() + STARTUP;
+        loop {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!("iac-agui exited with {status} at startup:\n{}", self.log());
+            }
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok()
+                && Request::get("/health").send(self.addr).status == 200
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "iac-agui did not come up:\n{}",
+                self.log()
+            );
+            thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A directory removed on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates a fresh directory under the system temp dir.
+    pub fn new(prefix: &str) -> TempDir {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("{prefix}-{}-{n}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(std::fs::canonicalize(&path).unwrap_or(path))
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A port that was free a moment ago (bind to 0, read, release).
+pub fn free_port() -> u16 {
+    TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("ephemeral port")
+}
+
+/// The path of a workspace binary.
+///
+/// # Panics
+/// When it is not built (the message says how to build it).
+pub fn binary(name: &str, env_override: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(env_override) {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> -> target/<profile>/<name>
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
+    let path = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is not built; run `cargo build -p iac-agui -p iac-agui-scripted-runtime` \
+         (or `cargo test --workspace`, which builds it) or set {env_override}",
+        path.display()
+    );
+    path
+}
+
+fn drain<R: Read + Send + 'static>(reader: BufReader<R>, log: Arc<Mutex<String>>) {
+    thread::spawn(move || {
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            if let Ok(mut log) = log.lock() {
+                log.push_str(&line);
+                log.push('\n');
+            }
+        }
+    });
+}
