@@ -79,6 +79,7 @@ pub(crate) fn start(
             subscribers: Vec::new(),
             answer: None,
             joined: Arc::clone(&joined),
+            abort: None,
         });
         record.exec_status = "working";
     }
@@ -91,7 +92,11 @@ pub(crate) fn start(
         joined,
         answer: None,
     };
-    tokio::spawn(player.play(steps.into()))
+    let handle = tokio::spawn(player.play(steps.into()));
+    if let Some(run) = store.tasks.get_mut(task_id).and_then(|r| r.run.as_mut()) {
+        run.abort = Some(handle.abort_handle());
+    }
+    handle
 }
 
 struct Player {

@@ -48,6 +48,13 @@ pub(crate) async fn accept_loop(
         }
     }
     connections.abort_all();
+    // Runs that hold (cancel, side-band waits) would otherwise outlive us.
+    let store = shared.lock();
+    for run in store.tasks.values().filter_map(|r| r.run.as_ref()) {
+        if let Some(abort) = &run.abort {
+            abort.abort();
+        }
+    }
 }
 
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {

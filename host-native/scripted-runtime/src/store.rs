@@ -125,6 +125,8 @@ pub(crate) struct RunControl {
     pub(crate) answer: Option<oneshot::Sender<Vec<Step>>>,
     /// Fired when a SubscribeToTask stream attaches.
     pub(crate) joined: Arc<Notify>,
+    /// Stops the player when the runtime shuts down.
+    pub(crate) abort: Option<tokio::task::AbortHandle>,
 }
 
 /// A SubscribeToTask stream attached to a run.

@@ -421,3 +421,19 @@ async fn many_deltas_stream_in_order() {
     assert_eq!(deltas[count - 1], format!("delta-{} ", count - 1));
     assert_eq!(state(frames.last().unwrap()), "TASK_STATE_INPUT_REQUIRED");
 }
+
+#[tokio::test]
+async fn shutdown_ends_held_streams() {
+    let h = Harness::default().await;
+    let mut stream = h.say("ctx-sd", "scenario:cancel", None).await;
+    for _ in 0..3 {
+        stream.next_data().await.unwrap();
+    }
+    let addr = h.runtime.local_addr();
+    h.runtime.shutdown().await;
+    assert!(stream.next_data().await.is_none());
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "no longer listening"
+    );
+}
