@@ -3,6 +3,11 @@
 #
 #   bash .ci/wasm.sh              build + Node tests (exports, vectors, goldens)
 #   bash .ci/wasm.sh --build-only build host-wasm/pkg/ and web-demo/pkg/ only
+#   bash .ci/wasm.sh --browser    build + Node tests + the web demo in headless
+#                                 Chromium against `iac-agui serve --demo`
+#                                 (installs Debian chromium and playwright-core;
+#                                 builds the iac-agui debug binary unless
+#                                 IAC_AGUI_BIN names one)
 #
 # Output: host-wasm/pkg/{web,node}/ plus package.json and README.md, an
 # npm-installable package (`npm install ./host-wasm/pkg`), and a copy of the
@@ -12,7 +17,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 build_only=false
-[[ "${1:-}" == "--build-only" ]] && build_only=true
+browser=false
+case "${1:-}" in
+  --build-only) build_only=true ;;
+  --browser) browser=true ;;
+  "") ;;
+  *) echo "usage: $0 [--build-only | --browser]" >&2; exit 2 ;;
+esac
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -77,3 +88,18 @@ $build_only && exit 0
 
 step "node tests"
 node --test host-wasm/tests/
+
+$browser || exit 0
+
+step "web demo in headless chromium"
+if [[ ! -x /usr/bin/chromium ]]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+(cd web-demo && npm ci --no-audit --no-fund)
+if [[ -z "${IAC_AGUI_BIN:-}" ]]; then
+  cargo build -p iac-agui
+  export IAC_AGUI_BIN="$CARGO_TARGET_DIR/debug/iac-agui"
+fi
+ARTIFACT_DIR="${ARTIFACT_DIR:-$root/web-demo/artifacts}" node --test web-demo/tests/
+echo "screenshot: ${ARTIFACT_DIR:-$root/web-demo/artifacts}/demo-permission.png"
