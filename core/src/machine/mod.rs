@@ -126,7 +126,7 @@ impl Machine {
                     .io
                     .owners
                     .values()
-                    .any(|o| o.thread() == t.doc.thread_id) =>
+                    .any(|o| o.thread() == Some(t.doc.thread_id.as_str())) =>
             {
                 false
             }
@@ -197,7 +197,7 @@ impl Machine {
             .or_insert_with(|| Thread::new(admitted.document.clone()));
         thread.doc = admitted.document.clone();
         if let Some(task_id) = &admitted.expired_task {
-            self.io.cancel_task(&thread_id, task_id);
+            self.io.cancel_task(task_id);
         }
         self.io
             .persist(Owner::Admission(thread_id.clone()), &thread.doc);
@@ -277,7 +277,7 @@ impl Machine {
         run.abort(&mut thread.doc, &mut self.io, now_ms, None);
         if thread.doc.execution.pending.is_empty() {
             if let Some(task_id) = thread.doc.execution.task_id.clone() {
-                self.io.cancel_task(thread_id, &task_id);
+                self.io.cancel_task(&task_id);
             }
             mark_terminal(&mut thread.doc);
             self.io
@@ -316,7 +316,7 @@ impl Machine {
                 continue;
             }
             if let Some(task_id) = expire(&mut thread.doc) {
-                self.io.cancel_task(thread_id, &task_id);
+                self.io.cancel_task(&task_id);
             }
             self.io
                 .persist(Owner::BestEffort(thread_id.clone()), &thread.doc);
@@ -362,7 +362,7 @@ impl Machine {
                 };
                 self.io.push(output);
             }
-            Owner::BestEffort(_) => {}
+            Owner::BestEffort(_) | Owner::TaskCancel => {}
             Owner::Run { thread, run_id } => {
                 let Some(t) = self.threads.get_mut(&thread) else {
                     return;
@@ -418,7 +418,7 @@ impl Machine {
             run.abort(&mut thread.doc, &mut self.io, now_ms, Some(cancelled()));
         }
         if let Some(task_id) = thread.doc.execution.task_id.clone() {
-            self.io.cancel_task(thread_id, &task_id);
+            self.io.cancel_task(&task_id);
         }
         thread.doc.execution.pending.clear();
         mark_terminal(&mut thread.doc);
@@ -540,7 +540,10 @@ enum Owner {
         execution_id: String,
         language: Language,
     },
+    /// A write nobody waits for (it still blocks eviction until answered).
     BestEffort(String),
+    /// A CancelTask whose answer is ignored; it never blocks eviction.
+    TaskCancel,
     Run {
         thread: String,
         run_id: String,
@@ -548,10 +551,12 @@ enum Owner {
 }
 
 impl Owner {
-    fn thread(&self) -> &str {
+    /// The thread whose state the effect touches, if any.
+    fn thread(&self) -> Option<&str> {
         match self {
-            Owner::Admission(t) | Owner::BestEffort(t) => t,
-            Owner::Cancel { thread, .. } | Owner::Run { thread, .. } => thread,
+            Owner::Admission(t) | Owner::BestEffort(t) => Some(t),
+            Owner::Cancel { thread, .. } | Owner::Run { thread, .. } => Some(thread),
+            Owner::TaskCancel => None,
         }
     }
 }
@@ -590,8 +595,8 @@ impl Io {
     }
 
     /// A best-effort CancelTask whose answer is ignored.
-    fn cancel_task(&mut self, thread_id: &str, task_id: &str) {
-        let id = self.effect(Owner::BestEffort(thread_id.to_owned()));
+    fn cancel_task(&mut self, task_id: &str) {
+        let id = self.effect(Owner::TaskCancel);
         let request = requests::cancel_task(self.ids.uuid(), task_id);
         self.push(Output::A2a {
             id,

@@ -170,7 +170,7 @@ impl Run {
         }
         if failure != Failure::Plain {
             if let Some(task) = doc.execution.task_id.clone() {
-                io.cancel_task(&self.thread_id, &task);
+                io.cancel_task(&task);
             }
         }
         self.sync(doc);

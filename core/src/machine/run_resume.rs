@@ -34,7 +34,7 @@ impl Run {
         }
         if doc.has_expired_interrupt(now) {
             if let Some(task) = expire(doc) {
-                io.cancel_task(&self.thread_id, &task);
+                io.cancel_task(&task);
             }
             let error =
                 ProtocolError::new(ErrorCode::ExecutionExpired, MessageKey::InterruptExpired);
@@ -278,7 +278,7 @@ impl Run {
             }
             if resolution.status == ResumeStatus::Cancelled {
                 if let Some(task) = doc.execution.task_id.clone() {
-                    io.cancel_task(&self.thread_id, &task);
+                    io.cancel_task(&task);
                 }
                 doc.execution.pending.clear();
                 mark_terminal(doc);
