@@ -159,18 +159,64 @@ impl A2aClient {
     /// Transport failures, a non-200 status, a body that is not JSON-RPC, or
     /// the runtime's JSON-RPC error.
     pub async fn call(&self, method: Method, params: Value) -> Result<Value, A2aError> {
-        let request = rpc_body(method, params);
+        let answer = self.call_raw(&rpc_request(method, params)).await?;
+        let answer: JsonRpcResponse =
+            serde_json::from_value(answer).map_err(|_| A2aError::BadJson)?;
+        match (answer.result, answer.error) {
+            (_, Some(error)) => Err(A2aError::Rpc(error)),
+            (Some(result), None) => Ok(result),
+            (None, None) => Err(A2aError::BadJson),
+        }
+    }
+
+    /// A unary JSON-RPC call; returns the whole response object (with
+    /// `result` or `error`), as the core's machine wants it.
+    ///
+    /// # Errors
+    /// Transport failures, a non-200 status, a body that is not a JSON object.
+    pub async fn call_raw(&self, request: &JsonRpcRequest) -> Result<Value, A2aError> {
+        let body = serde_json::to_vec(request).map_err(|_| A2aError::BadJson)?;
         let work = async {
-            let response = self.send(HttpMethod::POST, "/", Some(request)).await?;
+            let response = self.send(HttpMethod::POST, "/", Some(body)).await?;
             expect_ok(response.status())?;
             let body = read_limited(response.into_body()).await?;
-            let answer: JsonRpcResponse =
-                serde_json::from_slice(&body).map_err(|_| A2aError::BadJson)?;
-            match (answer.result, answer.error) {
-                (_, Some(error)) => Err(A2aError::Rpc(error)),
-                (Some(result), None) => Ok(result),
-                (None, None) => Err(A2aError::BadJson),
+            match serde_json::from_slice::<Value>(&body) {
+                Ok(value) if value.is_object() => Ok(value),
+                _ => Err(A2aError::BadJson),
             }
+        };
+        tokio::time::timeout(self.timeouts.request, work)
+            .await
+            .map_err(|_| A2aError::Timeout)?
+    }
+
+    /// An iac-code extension endpoint: `(status, JSON body or null)`.
+    ///
+    /// # Errors
+    /// Transport failures and timeouts (any status is an answer).
+    pub async fn http_json(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value), A2aError> {
+        let method = if method.eq_ignore_ascii_case("POST") {
+            HttpMethod::POST
+        } else {
+            HttpMethod::GET
+        };
+        let body = match body {
+            Some(body) => Some(serde_json::to_vec(body).map_err(|_| A2aError::BadJson)?),
+            None => None,
+        };
+        let work = async {
+            let response = self.send(method, path, body).await?;
+            let status = response.status().as_u16();
+            let bytes = read_limited(response.into_body()).await?;
+            Ok((
+                status,
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            ))
         };
         tokio::time::timeout(self.timeouts.request, work)
             .await
@@ -184,7 +230,15 @@ impl A2aClient {
     /// Transport failures, a non-200 status, and a call refused before its
     /// first event (a plain JSON-RPC error answer) as [`A2aError::Rpc`].
     pub async fn stream(&self, method: Method, params: Value) -> Result<A2aStream, A2aError> {
-        let request = rpc_body(method, params);
+        self.stream_raw(&rpc_request(method, params)).await
+    }
+
+    /// [`A2aClient::stream`] for a request built by the core.
+    ///
+    /// # Errors
+    /// As [`A2aClient::stream`].
+    pub async fn stream_raw(&self, request: &JsonRpcRequest) -> Result<A2aStream, A2aError> {
+        let request = serde_json::to_vec(request).map_err(|_| A2aError::BadJson)?;
         let work = async {
             let response = self.send(HttpMethod::POST, "/", Some(request)).await?;
             expect_ok(response.status())?;
@@ -350,12 +404,32 @@ impl A2aStream {
     /// A frame that is not JSON-RPC, a broken connection, or a silence longer
     /// than the stream idle timeout. After an error the stream is finished.
     pub async fn next(&mut self) -> Option<Result<A2aFrame, A2aError>> {
+        let value = match self.next_value().await? {
+            Ok(value) => value,
+            Err(error) => return Some(Err(error)),
+        };
+        Some(parse_frame(value))
+    }
+
+    /// The next frame as the raw JSON-RPC response object (for the core's
+    /// machine, which reads `result` or `error` itself).
+    ///
+    /// # Errors
+    /// As [`A2aStream::next`]; a frame that is not a JSON object is
+    /// [`A2aError::BadJson`].
+    pub async fn next_value(&mut self) -> Option<Result<Value, A2aError>> {
         loop {
             while let Some(item) = self.parser.poll() {
                 let SseItem::Event(event) = item else {
                     continue;
                 };
-                return Some(parse_frame(&event.data));
+                return Some(match serde_json::from_str::<Value>(&event.data) {
+                    Ok(value) if value.is_object() => Ok(value),
+                    _ => {
+                        self.done = true;
+                        Err(A2aError::BadJson)
+                    }
+                });
             }
             if self.done {
                 return None;
@@ -381,24 +455,23 @@ impl A2aStream {
         }
     }
 
-    fn fail(&mut self, error: A2aError) -> Option<Result<A2aFrame, A2aError>> {
+    fn fail<T>(&mut self, error: A2aError) -> Option<Result<T, A2aError>> {
         self.done = true;
         self.parser = SseParser::new();
         Some(Err(error))
     }
 }
 
-fn rpc_body(method: Method, params: Value) -> Vec<u8> {
+fn rpc_request(method: Method, params: Value) -> JsonRpcRequest {
     let mut id = [0u8; 16];
     // A failed random source only weakens request-id uniqueness, which the
     // runtime merely echoes.
     let _ = getrandom::fill(&mut id);
-    let request = JsonRpcRequest::new(iac_agui_core::json::hex(&id), method, params);
-    serde_json::to_vec(&request).unwrap_or_default()
+    JsonRpcRequest::new(iac_agui_core::json::hex(&id), method, params)
 }
 
-fn parse_frame(data: &str) -> Result<A2aFrame, A2aError> {
-    let answer: JsonRpcResponse = serde_json::from_str(data).map_err(|_| A2aError::BadJson)?;
+fn parse_frame(value: Value) -> Result<A2aFrame, A2aError> {
+    let answer: JsonRpcResponse = serde_json::from_value(value).map_err(|_| A2aError::BadJson)?;
     if let Some(error) = answer.error {
         return Ok(A2aFrame::Error(error));
     }

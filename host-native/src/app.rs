@@ -1,13 +1,13 @@
 //! What every request handler shares: settings, the state store, the A2A
 //! client, the workspace policy, the shutdown signal and run bookkeeping.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
 
 use crate::a2a_client::A2aClient;
+use crate::engine::{Engine, EngineDeps};
 use crate::secret::Secret;
 use crate::store::StateStore;
 use crate::workspace::WorkspacePolicy;
@@ -50,18 +50,14 @@ pub struct App {
     pub a2a: A2aClient,
     /// Allowed workspaces.
     pub workspace: WorkspacePolicy,
+    /// The core's thread machine, behind its actor.
+    pub engine: Engine,
     shutdown: watch::Receiver<bool>,
-    active_runs: AtomicUsize,
-}
-
-/// Counts a run as active while it lives.
-#[derive(Debug)]
-pub struct RunSlot {
-    app: Arc<App>,
 }
 
 impl App {
-    /// Assembles the shared state; `shutdown` turns true when the server stops.
+    /// Assembles the shared state and starts the engine; `shutdown` turns
+    /// true when the server stops (active runs then end with RUN_ERROR).
     pub fn new(
         http: HttpSettings,
         store: Arc<StateStore>,
@@ -69,13 +65,22 @@ impl App {
         workspace: WorkspacePolicy,
         shutdown: watch::Receiver<bool>,
     ) -> Arc<App> {
+        let engine = Engine::start(
+            EngineDeps {
+                store: Arc::clone(&store),
+                a2a: a2a.clone(),
+                heartbeat: http.heartbeat,
+                interrupt_ttl: http.interrupt_ttl,
+            },
+            shutdown.clone(),
+        );
         Arc::new(App {
             http,
             store,
             a2a,
             workspace,
+            engine,
             shutdown,
-            active_runs: AtomicUsize::new(0),
         })
     }
 
@@ -89,27 +94,9 @@ impl App {
         *self.shutdown.borrow()
     }
 
-    /// Runs currently streaming.
-    pub fn active_runs(&self) -> usize {
-        self.active_runs.load(Ordering::SeqCst)
-    }
-
-    /// True when nothing is in flight (for `--idle-shutdown`).
+    /// True when no run is active or admitting and no interrupt is pending
+    /// (for `--idle-shutdown`).
     pub fn is_idle(&self) -> bool {
-        self.active_runs() == 0
-    }
-
-    /// Marks a run active until the slot is dropped.
-    pub fn run_slot(self: &Arc<Self>) -> RunSlot {
-        self.active_runs.fetch_add(1, Ordering::SeqCst);
-        RunSlot {
-            app: Arc::clone(self),
-        }
-    }
-}
-
-impl Drop for RunSlot {
-    fn drop(&mut self) {
-        self.app.active_runs.fetch_sub(1, Ordering::SeqCst);
+        self.engine.is_idle()
     }
 }

@@ -20,6 +20,7 @@ use iac_agui_core::{i18n, ErrorCode, Language, MessageKey, ProtocolError};
 use serde_json::{json, Value};
 
 use crate::app::App;
+use crate::engine::Admission;
 use crate::secret::constant_time_eq;
 
 /// The body type of every response.
@@ -141,7 +142,32 @@ where
             }
         }
     }
-    crate::run::start(app, validated, cwd).await
+    if app.is_shutting_down() {
+        let error = ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::ShuttingDown);
+        return error_response(&error, language);
+    }
+    let load = crate::engine::load(&app.store, &validated.input.thread_id).await;
+    match app.engine.run(validated, cwd, load).await {
+        Admission::Stream(body) => {
+            let mut response = Response::new(body.boxed());
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+            response
+        }
+        Admission::Refused { status, body } => json_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            &body,
+        ),
+        Admission::Unavailable => {
+            let error = ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::ShuttingDown);
+            error_response(&error, language)
+        }
+    }
 }
 
 async fn cancel<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>
@@ -179,7 +205,27 @@ where
     let execution_id = execution_id(parts.uri.path())
         .unwrap_or_default()
         .to_owned();
-    crate::run::cancel(app, &thread_id, &ros_invocation_id, &execution_id, language).await
+    let load = crate::engine::load(&app.store, &thread_id).await;
+    match app
+        .engine
+        .cancel(
+            &execution_id,
+            &thread_id,
+            &ros_invocation_id,
+            language,
+            load,
+        )
+        .await
+    {
+        Some((status, body)) => json_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+            &body,
+        ),
+        None => {
+            let error = ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::ShuttingDown);
+            error_response(&error, language)
+        }
+    }
 }
 
 /// Auth, media type and (for runs) Accept: everything decided from headers.

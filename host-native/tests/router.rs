@@ -411,14 +411,17 @@ async fn run_is_relayed_to_a2a_and_streamed() {
             "RUN_STARTED",
             "TEXT_MESSAGE_START",
             "TEXT_MESSAGE_CONTENT",
+            "CUSTOM",
             "TEXT_MESSAGE_END",
             "RUN_FINISHED"
         ]
     );
+    assert_eq!(events[2]["delta"], "Hi there");
+    assert_eq!(events[3]["name"], "iac-code.session.v1");
     assert_eq!(events[0]["threadId"], "thread-a");
     assert_eq!(events[0]["parentRunId"], "run-0");
     assert!(events.iter().all(|e| e["timestamp"].is_i64()));
-    assert_eq!(events[4]["outcome"], json!({"type": "success"}));
+    assert_eq!(events[5]["outcome"], json!({"type": "success"}));
 
     let seen = fake.seen.lock().unwrap().clone();
     let call = seen

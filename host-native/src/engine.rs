@@ -1,0 +1,535 @@
+//! The host loop around the core's thread [`Machine`]: one actor task owns
+//! the machine; it feeds inputs (requests, cancels, disconnects, timers,
+//! shutdown, effect outcomes), drains outputs and performs them.
+//!
+//! Performing never blocks the actor: persists, A2A calls and streams run on
+//! their own tasks and come back as [`Answer`]s; events go to a per-run
+//! writer task that owns the run's SSE sink (a slow client only slows its
+//! own run) and reports a gone client as a disconnect. Persists of one
+//! thread are chained so they hit the disk in the order the machine issued
+//! them. The host decides nothing: every protocol choice is the machine's.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use iac_agui_core::machine::{Answer, Config, EffectId, Load, Machine, Output};
+use iac_agui_core::validate::ValidatedRun;
+use iac_agui_core::Language;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::{AbortHandle, JoinHandle};
+
+use crate::a2a_client::{A2aClient, A2aError};
+use crate::sse_writer::{ChannelBody, SseSink};
+use crate::store::StateStore;
+
+/// How admission ended for one request.
+#[derive(Debug)]
+pub enum Admission {
+    /// Admitted: the SSE body to answer with.
+    Stream(ChannelBody),
+    /// Refused before the stream: status and JSON error envelope.
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// `{"error":{…}}`.
+        body: Value,
+    },
+    /// The engine is gone (the server is stopping).
+    Unavailable,
+}
+
+/// A handle to the engine actor.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    tx: mpsc::UnboundedSender<Msg>,
+    idle: watch::Receiver<bool>,
+}
+
+/// What the engine needs from the rest of the host.
+#[derive(Debug, Clone)]
+pub struct EngineDeps {
+    /// Thread documents.
+    pub store: Arc<StateStore>,
+    /// The A2A runtime.
+    pub a2a: A2aClient,
+    /// SSE heartbeat interval.
+    pub heartbeat: Duration,
+    /// Interrupt TTL.
+    pub interrupt_ttl: Duration,
+}
+
+enum Msg {
+    Run {
+        run: Box<ValidatedRun>,
+        cwd: String,
+        load: Load,
+        reply: oneshot::Sender<Admission>,
+    },
+    Cancel {
+        execution_id: String,
+        thread_id: String,
+        ros_invocation_id: String,
+        language: Language,
+        load: Load,
+        reply: oneshot::Sender<(u16, Value)>,
+    },
+    Answer(EffectId, Answer),
+    Disconnected(RunKey),
+}
+
+type RunKey = (String, String);
+
+impl Engine {
+    /// Starts the actor; it stops the runs (RUN_ERROR) when `shutdown`
+    /// turns true and ends when every handle is gone.
+    pub fn start(deps: EngineDeps, shutdown: watch::Receiver<bool>) -> Engine {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (idle_tx, idle) = watch::channel(true);
+        let mut seed = [0u8; 8];
+        // Ids only need to be unique; a failed random source falls back to
+        // the clock.
+        if getrandom::fill(&mut seed).is_err() {
+            seed = (now_ms() as u64).to_le_bytes();
+        }
+        let config = Config {
+            interrupt_ttl_ms: deps.interrupt_ttl.as_millis() as i64,
+        };
+        let actor = Actor {
+            machine: Machine::new(config, u64::from_le_bytes(seed)),
+            self_tx: tx.downgrade(),
+            deps,
+            admitting: HashMap::new(),
+            runs: HashMap::new(),
+            cancels: HashMap::new(),
+            streams: HashMap::new(),
+            persists: HashMap::new(),
+            idle: idle_tx,
+        };
+        tokio::spawn(actor.run(rx, shutdown));
+        Engine { tx, idle }
+    }
+
+    /// Admits a validated request (SPEC §5); `cwd` is the resolved workspace
+    /// and `load` the thread's stored document.
+    pub async fn run(&self, run: ValidatedRun, cwd: String, load: Load) -> Admission {
+        let (reply, answer) = oneshot::channel();
+        let msg = Msg::Run {
+            run: Box::new(run),
+            cwd,
+            load,
+            reply,
+        };
+        if self.tx.send(msg).is_err() {
+            return Admission::Unavailable;
+        }
+        answer.await.unwrap_or(Admission::Unavailable)
+    }
+
+    /// The cancel extension (SPEC §9): `(status, body)`, or `None` when the
+    /// engine is gone.
+    pub async fn cancel(
+        &self,
+        execution_id: &str,
+        thread_id: &str,
+        ros_invocation_id: &str,
+        language: Language,
+        load: Load,
+    ) -> Option<(u16, Value)> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Msg::Cancel {
+                execution_id: execution_id.to_owned(),
+                thread_id: thread_id.to_owned(),
+                ros_invocation_id: ros_invocation_id.to_owned(),
+                language,
+                load,
+                reply,
+            })
+            .ok()?;
+        answer.await.ok()
+    }
+
+    /// True when no run is active or admitting and no loaded thread has a
+    /// pending interrupt.
+    pub fn is_idle(&self) -> bool {
+        *self.idle.borrow()
+    }
+}
+
+/// Reads a thread's stored document for the machine.
+pub async fn load(store: &Arc<StateStore>, thread_id: &str) -> Load {
+    let mut guard = store.lock(thread_id).await;
+    match guard.document().await {
+        Ok(Some(document)) => Load::Found(document.clone()),
+        Ok(None) => Load::Missing,
+        Err(error) => {
+            tracing::warn!(thread_id, %error, "thread state unreadable");
+            Load::Unreadable
+        }
+    }
+}
+
+/// Unix milliseconds from the host clock (the core never reads a clock).
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+struct Actor {
+    machine: Machine,
+    self_tx: mpsc::WeakUnboundedSender<Msg>,
+    deps: EngineDeps,
+    admitting: HashMap<RunKey, oneshot::Sender<Admission>>,
+    runs: HashMap<RunKey, RunHandle>,
+    cancels: HashMap<u64, oneshot::Sender<(u16, Value)>>,
+    streams: HashMap<EffectId, AbortHandle>,
+    persists: HashMap<String, JoinHandle<()>>,
+    idle: watch::Sender<bool>,
+}
+
+struct RunHandle {
+    tx: mpsc::UnboundedSender<WriterMsg>,
+    started: Instant,
+    code: Option<String>,
+}
+
+enum WriterMsg {
+    Event(String),
+    End,
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Msg>,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        let mut stopping = false;
+        loop {
+            let deadline = self.machine.poll_timeout();
+            let sleep = deadline.map(|at| Duration::from_millis((at - now_ms()).max(0) as u64 + 1));
+            tokio::select! {
+                msg = rx.recv() => match msg {
+                    Some(msg) => self.handle(msg),
+                    None => return,
+                },
+                () = sleep_for(sleep) => self.machine.handle_timeout(now_ms()),
+                _ = shutdown.wait_for(|stop| *stop), if !stopping => {
+                    stopping = true;
+                    self.machine.handle_shutdown(now_ms());
+                }
+            }
+            self.perform_all(None);
+            self.idle.send_if_modified(|idle| {
+                let now = self.machine.is_idle();
+                std::mem::replace(idle, now) != now
+            });
+        }
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        let now = now_ms();
+        match msg {
+            Msg::Run {
+                run,
+                cwd,
+                load,
+                reply,
+            } => {
+                let key = (run.input.thread_id.clone(), run.input.run_id.clone());
+                self.machine.handle_run_request(now, *run, &cwd, load);
+                // A decision in this very drain belongs to this request; a
+                // later one (after the admission persist) to the waiter.
+                let mut mine = Some((key.clone(), reply));
+                self.perform_all(Some(&mut mine));
+                if let Some((key, reply)) = mine {
+                    self.admitting.insert(key, reply);
+                }
+            }
+            Msg::Cancel {
+                execution_id,
+                thread_id,
+                ros_invocation_id,
+                language,
+                load,
+                reply,
+            } => {
+                let ticket = self.machine.handle_cancel(
+                    now,
+                    &execution_id,
+                    &thread_id,
+                    &ros_invocation_id,
+                    language,
+                    load,
+                );
+                self.cancels.insert(ticket, reply);
+            }
+            Msg::Answer(id, answer) => {
+                if matches!(answer, Answer::StreamEnded | Answer::Failed) {
+                    self.streams.remove(&id);
+                }
+                self.machine.handle_answer(now, id, answer);
+            }
+            Msg::Disconnected((thread_id, run_id)) => {
+                self.machine.handle_disconnect(now, &thread_id, &run_id);
+            }
+        }
+    }
+
+    /// Drains and performs every output. `mine` is the request whose
+    /// admission may be decided in this drain.
+    fn perform_all(&mut self, mut mine: Option<&mut Option<(RunKey, oneshot::Sender<Admission>)>>) {
+        while let Some(output) = self.machine.poll_output() {
+            self.perform(output, mine.as_deref_mut());
+        }
+    }
+
+    fn perform(
+        &mut self,
+        output: Output,
+        mine: Option<&mut Option<(RunKey, oneshot::Sender<Admission>)>>,
+    ) {
+        match output {
+            Output::Admitted { thread_id, run_id } => {
+                let key = (thread_id, run_id);
+                let (sink, body) = SseSink::new(self.deps.heartbeat);
+                let (tx, rx) = mpsc::unbounded_channel();
+                tokio::spawn(write_run(sink, rx, self.self_tx.clone(), key.clone()));
+                self.runs.insert(
+                    key.clone(),
+                    RunHandle {
+                        tx,
+                        started: Instant::now(),
+                        code: None,
+                    },
+                );
+                // A requester that went away drops the body: the writer sees
+                // the stream closed and reports a disconnect.
+                let _ = self
+                    .reply_to(&key, mine)
+                    .map(|r| r.send(Admission::Stream(body)));
+            }
+            Output::Refused {
+                thread_id,
+                run_id,
+                status,
+                body,
+            } => {
+                let key = (thread_id, run_id);
+                if let Some(reply) = self.reply_to(&key, mine) {
+                    let _ = reply.send(Admission::Refused { status, body });
+                }
+            }
+            Output::Emit {
+                thread_id,
+                run_id,
+                event,
+            } => {
+                if let Some(run) = self.runs.get_mut(&(thread_id, run_id)) {
+                    if let iac_agui_core::agui::EventBody::RunError { code, .. } = &event.body {
+                        run.code = code.clone();
+                    }
+                    let _ = run.tx.send(WriterMsg::Event(event.to_json()));
+                }
+            }
+            Output::RunEnded { thread_id, run_id } => {
+                let key = (thread_id, run_id);
+                if let Some(run) = self.runs.remove(&key) {
+                    let _ = run.tx.send(WriterMsg::End);
+                    tracing::info!(
+                        target: "iac_agui::run",
+                        thread_id = %key.0,
+                        run_id = %key.1,
+                        code = run.code.as_deref().unwrap_or("OK"),
+                        duration_ms = run.started.elapsed().as_millis() as u64,
+                        "run ended"
+                    );
+                }
+            }
+            Output::Persist {
+                id,
+                thread_id,
+                document,
+            } => self.persist(id, thread_id, document),
+            Output::A2a {
+                id,
+                streaming,
+                request,
+            } => {
+                let client = self.deps.a2a.clone();
+                let tx = self.self_tx.clone();
+                let request = request.0;
+                tracing::debug!(method = %request.method, effect = id, "A2A call");
+                let task = tokio::spawn(async move {
+                    if streaming {
+                        relay_stream(&client, &request, id, &tx).await;
+                    } else {
+                        let answer = match client.call_raw(&request).await {
+                            Ok(response) => Answer::Response(response),
+                            Err(error) => failed(&error),
+                        };
+                        send(&tx, Msg::Answer(id, answer));
+                    }
+                });
+                if streaming {
+                    self.streams.insert(id, task.abort_handle());
+                }
+            }
+            Output::Http {
+                id,
+                method,
+                path,
+                body,
+            } => {
+                let client = self.deps.a2a.clone();
+                let tx = self.self_tx.clone();
+                tokio::spawn(async move {
+                    let answer = match client.http_json(&method, &path, body.as_ref()).await {
+                        Ok((status, body)) => Answer::Http { status, body },
+                        Err(error) => failed(&error),
+                    };
+                    send(&tx, Msg::Answer(id, answer));
+                });
+            }
+            Output::CloseStream { id } => {
+                // Dropping the stream closes its connection at once.
+                if let Some(task) = self.streams.remove(&id) {
+                    task.abort();
+                }
+            }
+            Output::CancelAnswered {
+                ticket,
+                status,
+                body,
+            } => {
+                if let Some(reply) = self.cancels.remove(&ticket) {
+                    let _ = reply.send((status, body));
+                }
+            }
+        }
+    }
+
+    fn reply_to(
+        &mut self,
+        key: &RunKey,
+        mine: Option<&mut Option<(RunKey, oneshot::Sender<Admission>)>>,
+    ) -> Option<oneshot::Sender<Admission>> {
+        if let Some(slot) = mine {
+            if slot.as_ref().is_some_and(|(k, _)| k == key) {
+                return slot.take().map(|(_, reply)| reply);
+            }
+        }
+        self.admitting.remove(key)
+    }
+
+    fn persist(&mut self, id: EffectId, thread_id: String, document: Value) {
+        let previous = self.persists.remove(&thread_id);
+        let store = Arc::clone(&self.deps.store);
+        let tx = self.self_tx.clone();
+        let thread = thread_id.clone();
+        let task = tokio::spawn(async move {
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
+            let result = store.lock(&thread).await.persist(&document).await;
+            if let Err(error) = &result {
+                tracing::warn!(thread_id = %thread, %error, "thread state write failed");
+            }
+            send(
+                &tx,
+                Msg::Answer(id, Answer::Persisted { ok: result.is_ok() }),
+            );
+        });
+        self.persists.retain(|_, task| !task.is_finished());
+        self.persists.insert(thread_id, task);
+    }
+}
+
+/// Relays one streaming A2A call as `Frame`s then `StreamEnded` (or
+/// `Failed`). A call refused with a plain JSON-RPC error is one frame.
+async fn relay_stream(
+    client: &A2aClient,
+    request: &iac_agui_core::a2a::JsonRpcRequest,
+    id: EffectId,
+    tx: &mpsc::WeakUnboundedSender<Msg>,
+) {
+    let mut stream = match client.stream_raw(request).await {
+        Ok(stream) => stream,
+        Err(A2aError::Rpc(error)) => {
+            let frame = json!({"error": error, "id": request.id, "jsonrpc": "2.0"});
+            send(tx, Msg::Answer(id, Answer::Frame(frame)));
+            send(tx, Msg::Answer(id, Answer::StreamEnded));
+            return;
+        }
+        Err(error) => {
+            send(tx, Msg::Answer(id, failed(&error)));
+            return;
+        }
+    };
+    loop {
+        match stream.next_value().await {
+            Some(Ok(frame)) => send(tx, Msg::Answer(id, Answer::Frame(frame))),
+            Some(Err(error)) => {
+                send(tx, Msg::Answer(id, failed(&error)));
+                return;
+            }
+            None => {
+                send(tx, Msg::Answer(id, Answer::StreamEnded));
+                return;
+            }
+        }
+    }
+}
+
+/// Writes one run's events; reports a gone client as a disconnect.
+async fn write_run(
+    sink: SseSink,
+    mut rx: mpsc::UnboundedReceiver<WriterMsg>,
+    engine: mpsc::WeakUnboundedSender<Msg>,
+    key: RunKey,
+) {
+    loop {
+        let msg = tokio::select! {
+            biased;
+            msg = rx.recv() => msg,
+            () = sink.closed() => {
+                send(&engine, Msg::Disconnected(key));
+                return;
+            }
+        };
+        match msg {
+            Some(WriterMsg::Event(json)) => {
+                if sink.send_json(&json).await.is_err() {
+                    send(&engine, Msg::Disconnected(key));
+                    return;
+                }
+            }
+            Some(WriterMsg::End) | None => {
+                sink.finish();
+                return;
+            }
+        }
+    }
+}
+
+fn failed(error: &A2aError) -> Answer {
+    tracing::debug!(%error, "A2A effect failed");
+    Answer::Failed
+}
+
+fn send(tx: &mpsc::WeakUnboundedSender<Msg>, msg: Msg) {
+    if let Some(tx) = tx.upgrade() {
+        let _ = tx.send(msg);
+    }
+}
+
+async fn sleep_for(duration: Option<Duration>) {
+    match duration {
+        Some(duration) => tokio::time::sleep(duration).await,
+        None => std::future::pending().await,
+    }
+}
