@@ -162,10 +162,12 @@ impl Machine {
         };
         let loaded = match self.threads.get(&thread_id) {
             Some(thread) => Some(thread.doc.clone()),
-            None => match load_document(&thread_id, load) {
-                Ok(doc) => doc,
-                Err(error) => return refuse(&mut self.io, error),
-            },
+            None => {
+                match load_document(&thread_id, load, now_ms, self.io.config.interrupt_ttl_ms) {
+                    Ok(doc) => doc,
+                    Err(error) => return refuse(&mut self.io, error),
+                }
+            }
         };
         let busy = self
             .threads
@@ -223,7 +225,7 @@ impl Machine {
         let ticket = self.io.next_ticket;
         self.io.next_ticket += 1;
         if !self.threads.contains_key(thread_id) {
-            match load_document(thread_id, load) {
+            match load_document(thread_id, load, now_ms, self.io.config.interrupt_ttl_ms) {
                 Ok(Some(doc)) => {
                     self.threads.insert(thread_id.to_owned(), Thread::new(doc));
                 }
@@ -616,16 +618,30 @@ impl Io {
 }
 
 /// Reads a host-supplied document.
-fn load_document(thread_id: &str, load: Load) -> Result<Option<ThreadDocument>, ProtocolError> {
+/// Pending interrupts without an expiry (documents written by the Python
+/// reference) start their TTL when the thread is loaded, so the timer can
+/// expire them even if no resume ever comes.
+fn load_document(
+    thread_id: &str,
+    load: Load,
+    now_ms: i64,
+    ttl_ms: i64,
+) -> Result<Option<ThreadDocument>, ProtocolError> {
     let unavailable =
         || ProtocolError::new(ErrorCode::StateUnavailable, MessageKey::StateUnavailable);
-    match load {
-        Load::Missing => Ok(None),
-        Load::Unreadable => Err(unavailable()),
-        Load::Found(value) => ThreadDocument::parse(&value, thread_id)
-            .map(Some)
-            .map_err(|_| unavailable()),
+    let mut doc = match load {
+        Load::Missing => return Ok(None),
+        Load::Unreadable => return Err(unavailable()),
+        Load::Found(value) => {
+            ThreadDocument::parse(&value, thread_id).map_err(|_| unavailable())?
+        }
+    };
+    for pending in doc.execution.pending.values_mut() {
+        if pending.expires_at.is_none() {
+            pending.expires_at = Some(crate::mapper::iso_utc(now_ms.saturating_add(ttl_ms)));
+        }
     }
+    Ok(Some(doc))
 }
 
 /// Ends the current execution (SPEC §9–10): recorded as terminal, task

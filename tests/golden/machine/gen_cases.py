@@ -439,6 +439,9 @@ case("resume", "pipeline-recovery", "Pipeline events missed before a resume are 
       frame(T1 + 12, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION})),
       answer(T1 + 13, "http", http={"status": 200, "body": {"snapshot": recovery_body["snapshot"], "events": [envelope(11, "step_started", "verify")]}})],
      store={THREAD: PYTHON_WRITTEN})
+case("resume", "reference-document-expires", "A loaded Python-written thread (no expiresAt) is refused a new turn, and its interrupts expire by timer one TTL after loading.",
+     [run(T1, "run-9"), {"at": T1 + 1_000, "timeout": True}, {"at": T1 + 2_001, "timeout": True}, run(T1 + 2_002, "run-9"), ok(T1 + 2_003)],
+     store={THREAD: PYTHON_WRITTEN}, ttl=2000)
 
 
 def main():
