@@ -420,6 +420,20 @@ async fn many_deltas_stream_in_order() {
     assert_eq!(deltas[0], "delta-0 ");
     assert_eq!(deltas[count - 1], format!("delta-{} ", count - 1));
     assert_eq!(state(frames.last().unwrap()), "TASK_STATE_INPUT_REQUIRED");
+    let task = frames[0]["result"]["task"]["id"].clone();
+    let snapshot = h
+        .call("GetTask", json!({ "id": task, "historyLength": 2 }))
+        .await["result"]
+        .clone();
+    let history = snapshot["history"].as_array().unwrap();
+    assert_eq!(
+        history[0]["parts"][0]["text"],
+        format!("delta-{} ", count - 1)
+    );
+    assert_eq!(
+        history[1]["messageId"],
+        format!("{}-2", task.as_str().unwrap())
+    );
 }
 
 #[tokio::test]
