@@ -25,7 +25,7 @@
 //!
 //! The pieces: [`admit`] decides admission (SPEC §5) as a pure function;
 //! [`check_entries`] and [`validate_payload`] are the resume entry checks
-//! (SPEC §8 step 6, JSON Schema via `jsonschema`); one run driver per
+//! (SPEC §8 step 6, JSON Schema via `crate::schema`); one run driver per
 //! admitted run (`run.rs`, `run_resume.rs`, `run_effects.rs`) goes from
 //! `RUN_STARTED` to exactly one terminal event.
 //!

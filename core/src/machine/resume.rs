@@ -132,7 +132,7 @@ pub fn check_entries(
 }
 
 /// Validates `payload` against the JSON Schema of the interrupt built from
-/// `input` (SPEC §7), with the `jsonschema` crate.
+/// `input` (SPEC §7), with the core's [`crate::schema`] validator.
 ///
 /// # Errors
 /// `RESUME_PAYLOAD_INVALID`, with the failing instance paths as details
@@ -147,10 +147,9 @@ pub fn validate_payload(
     let projection = Value::Object(input.value.clone());
     let interrupt = build_interrupt(&projection, "", language);
     let schema = interrupt.response_schema.unwrap_or(Value::Bool(true));
-    let validator = jsonschema::validator_for(&schema).map_err(|_| invalid())?;
-    let paths: Vec<String> = validator
-        .iter_errors(payload)
-        .map(|e| e.instance_path().to_string())
+    let paths: Vec<String> = crate::schema::validate(&schema, payload)
+        .into_iter()
+        .map(|e| e.instance_path)
         .collect();
     if paths.is_empty() {
         Ok(())
