@@ -81,7 +81,7 @@ async function run(body, runId) {
   const controller = new AbortController();
   state.running = controller;
   $("send").disabled = true;
-  $("cancel").disabled = !state.executionId;
+  updateCancel();
   setStatus("running…");
   const checker = new core.EventStreamChecker({ threadId: state.threadId, runId });
   let violation = null;
@@ -115,7 +115,7 @@ async function run(body, runId) {
     checker.free();
     state.running = null;
     $("send").disabled = false;
-    $("cancel").disabled = !state.executionId;
+    updateCancel();
   }
   if (violation) note("violation", `AG-UI stream violation at event ${violation.index}: ${violation.rule} — ${violation.message}`);
 }
@@ -144,7 +144,7 @@ function render(event) {
       break;
     case "TOOL_CALL_START": {
       const args = el("pre", { className: "args" });
-      const box = note("tool", `🔧 ${event.toolCallName}`);
+      const box = note("tool", `tool ${event.toolCallName}`);
       box.append(args);
       state.nodes.set(`t:${event.toolCallId}`, box);
       state.nodes.set(`a:${event.toolCallId}`, args);
@@ -154,7 +154,7 @@ function render(event) {
       state.nodes.get(`a:${event.toolCallId}`)?.append(event.delta);
       break;
     case "TOOL_CALL_RESULT": {
-      const box = state.nodes.get(`t:${event.toolCallId}`) ?? note("tool", `🔧 ${event.toolCallId}`);
+      const box = state.nodes.get(`t:${event.toolCallId}`) ?? note("tool", `tool call ${event.toolCallId}`);
       box.append(el("pre", { className: "result" }, `→ ${event.content}`));
       break;
     }
@@ -193,7 +193,12 @@ function showIds(ids) {
   $("execution-id").textContent = ids.executionId ?? "–";
   $("task-id").textContent = ids.taskId ?? "–";
   $("session-id").textContent = ids.sessionId ?? "–";
-  $("cancel").disabled = !state.running;
+  updateCancel();
+}
+
+/** Cancel applies to the current execution while it runs or waits. */
+function updateCancel() {
+  $("cancel").disabled = !(state.executionId && (state.running || state.pending.length));
 }
 
 function showUsage(usage) {
@@ -230,6 +235,7 @@ function showInterrupts(interrupts) {
   submit.addEventListener("click", answerInterrupts);
   box.append(submit);
   box.hidden = false;
+  updateCancel();
 }
 
 /** The choices an interrupt's responseSchema allows, plus declining. */
@@ -287,6 +293,7 @@ async function cancelRun() {
   if (response.ok) {
     state.pending = [];
     $("interrupts").hidden = true;
+    updateCancel();
   }
 }
 
