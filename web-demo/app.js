@@ -166,14 +166,13 @@ function render(event) {
       break;
     case "ACTIVITY_SNAPSHOT": {
       const key = `act:${event.messageId}`;
-      const box = state.nodes.get(key) ?? note("activity", "");
-      box.replaceChildren(`${event.activityType}`, el("pre", {}, JSON.stringify(event.content, null, 1)));
-      state.nodes.set(key, box);
+      state.nodes.get(key)?.remove();
+      state.nodes.set(key, collapsible("activity", `activity · ${event.activityType}`, event.content));
       break;
     }
     case "CUSTOM":
       if (event.name === "iac-code.session.v1") showIds(event.value);
-      else note("custom", event.name).append(el("pre", {}, JSON.stringify(event.value, null, 1)));
+      else collapsible("custom", `${event.name}${event.value?.eventType ? ` · ${event.value.eventType}` : ""}`, event.value);
       break;
     case "RUN_FINISHED":
       showUsage(event.usage);
@@ -305,6 +304,14 @@ function refuse(error, entries = []) {
     box.append(el("div", {}, `${entry.interruptId}: ${entry.error.code} ${JSON.stringify(entry.error.details ?? "")}`));
   }
   setStatus(`refused in the page: ${error.code}`);
+}
+
+/** A folded entry whose JSON body opens on click. */
+function collapsible(kind, title, value) {
+  const node = el("details", { className: `item ${kind}` }, el("summary", {}, title));
+  node.append(el("pre", {}, JSON.stringify(value, null, 1)));
+  $("transcript").append(node);
+  return node;
 }
 
 function note(kind, text) {

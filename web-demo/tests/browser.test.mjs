@@ -179,6 +179,25 @@ test("a permission interrupt: a bad answer is refused in the page, then allow ru
   await page.close();
 });
 
+test("a question: empty free text is refused in the page, then an option is chosen", async () => {
+  const { page, runs, errors } = await openDemo();
+  await page.selectOption("#scenario", "question");
+  await page.click("#send");
+  await status(page, "waiting for your answer");
+  await page.check('#interrupts input[value="__free"]');
+  await page.click("#submit-answers");
+  await page.locator('.item.refused[data-code="RESUME_PAYLOAD_INVALID"]').waitFor();
+  assert.equal(runs.length, 1, "a refused answer must not be sent");
+  await page.check('#interrupts input[value="id:cn-beijing"]');
+  await page.click("#submit-answers");
+  await status(page, "finished");
+  assert.equal(runs.length, 2);
+  assert.deepEqual(JSON.parse(runs[1]).resume[0].payload, { selectedId: "cn-beijing" });
+  assert.equal(await page.locator(".item.violation, .item.error").count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test("the cancel button ends a running execution through the cancel extension", async () => {
   const { page } = await openDemo();
   await page.selectOption("#scenario", "cancel");
