@@ -319,7 +319,7 @@ async fn cancel_replays_the_captured_shapes() {
 #[tokio::test]
 async fn subscribe_replays_the_captured_shapes() {
     let h = Harness::default().await;
-    let mut main = h.say("ctx-sub", "scenario:slow:300", None).await;
+    let mut main = h.say("ctx-sub", "scenario:slow:1500", None).await;
     let task = main.next_data().await.unwrap()["result"]["task"]["id"].clone();
     while state(&main.next_data().await.unwrap()) != "TASK_STATE_WORKING" {}
     let subscribed: Vec<String> = h
