@@ -451,3 +451,45 @@ async fn shutdown_ends_held_streams() {
         "no longer listening"
     );
 }
+
+#[tokio::test]
+async fn a_subscriber_joining_a_load_run_sees_the_rest_in_order() {
+    let h = Harness::default().await;
+    let count = 30_000usize;
+    // Not reading the main stream makes the run wait on it, still active.
+    let mut main = h
+        .say("ctx-ls", &format!("scenario:deltas:{count}"), None)
+        .await;
+    let task = main.next_data().await.unwrap()["result"]["task"]["id"].clone();
+    let subscriber = h.rpc("SubscribeToTask", json!({ "id": task })).await;
+    let (main_frames, sub_frames) = tokio::join!(main.frames(), subscriber.frames());
+    let texts = |frames: &[Value]| -> Vec<String> {
+        frames
+            .iter()
+            .filter_map(|f| f["result"]["statusUpdate"]["status"]["message"].as_object())
+            .filter(|m| m["messageId"].as_str().unwrap().ends_with("-message"))
+            .map(|m| m["parts"][0]["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = texts(&main_frames);
+    assert_eq!(all.len(), count);
+    assert_eq!(
+        sub_frames[0]["result"]["task"]["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+    let seen = texts(&sub_frames);
+    assert!(
+        !seen.is_empty() && seen.len() < count,
+        "joined mid-run: {}",
+        seen.len()
+    );
+    assert_eq!(
+        seen[..],
+        all[count - seen.len()..],
+        "the subscriber sees the tail, in order"
+    );
+    assert_eq!(
+        state(sub_frames.last().unwrap()),
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+}
