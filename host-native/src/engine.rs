@@ -105,6 +105,7 @@ impl Engine {
             cancels: HashMap::new(),
             streams: HashMap::new(),
             persists: HashMap::new(),
+            persist_threads: HashMap::new(),
             idle: idle_tx,
         };
         tokio::spawn(actor.run(rx, shutdown));
@@ -188,6 +189,7 @@ struct Actor {
     cancels: HashMap<u64, oneshot::Sender<(u16, Value)>>,
     streams: HashMap<EffectId, AbortHandle>,
     persists: HashMap<String, JoinHandle<()>>,
+    persist_threads: HashMap<EffectId, String>,
     idle: watch::Sender<bool>,
 }
 
@@ -272,7 +274,12 @@ impl Actor {
                 if matches!(answer, Answer::StreamEnded | Answer::Failed) {
                     self.streams.remove(&id);
                 }
+                let persisted = matches!(answer, Answer::Persisted { ok: true });
+                let thread = self.persist_threads.remove(&id);
                 self.machine.handle_answer(now, id, answer);
+                if let Some(thread) = thread.filter(|_| persisted) {
+                    self.evict_if_settled(&thread);
+                }
             }
             Msg::Disconnected((thread_id, run_id)) => {
                 self.machine.handle_disconnect(now, &thread_id, &run_id);
@@ -426,7 +433,23 @@ impl Actor {
         self.admitting.remove(key)
     }
 
+    /// Forgets a thread whose state is all on disk and that waits for
+    /// nothing (no run, no pending interrupt): the next request reloads it,
+    /// so memory does not grow with the number of threads ever seen.
+    /// Threads with pending interrupts stay, so their expiry timer fires.
+    fn evict_if_settled(&mut self, thread_id: &str) {
+        let settled = !self.machine.has_active_run(thread_id)
+            && self
+                .machine
+                .document(thread_id)
+                .is_some_and(|doc| doc.execution.pending.is_empty());
+        if settled && self.machine.evict(thread_id) {
+            self.deps.store.forget(thread_id);
+        }
+    }
+
     fn persist(&mut self, id: EffectId, thread_id: String, document: Value) {
+        self.persist_threads.insert(id, thread_id.clone());
         let previous = self.persists.remove(&thread_id);
         let store = Arc::clone(&self.deps.store);
         let tx = self.self_tx.clone();

@@ -124,6 +124,18 @@ impl StateStore {
         }
     }
 
+    /// Drops the cached document of a thread nobody holds (it is read again
+    /// on its next use).
+    pub fn forget(&self, thread_id: &str) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if slots
+            .get(thread_id)
+            .is_some_and(|slot| Arc::strong_count(slot) == 1 && slot.try_lock().is_ok())
+        {
+            slots.remove(thread_id);
+        }
+    }
+
     /// How many threads have been read from disk (tests check laziness).
     pub fn loaded_count(&self) -> usize {
         let slots: Vec<_> = self
@@ -379,6 +391,21 @@ mod tests {
         );
         drop(guard);
         assert_eq!(fresh.loaded_count(), 1, "only the requested thread is read");
+    }
+
+    #[tokio::test]
+    async fn forget_drops_only_idle_threads() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        store.lock("a").await.persist(&json!({"n": 1})).await.unwrap();
+        let held = store.lock("b").await;
+        assert_eq!(store.slots.lock().unwrap().len(), 2);
+        store.forget("a");
+        store.forget("b");
+        assert_eq!(store.slots.lock().unwrap().len(), 1, "a held thread stays");
+        drop(held);
+        let mut again = store.lock("a").await;
+        assert_eq!(again.document().await.unwrap().unwrap()["n"], 1, "re-read from disk");
     }
 
     #[tokio::test]

@@ -20,8 +20,10 @@ fn install_fake(dir: &Path, body: &str) {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-const RECORD: &str = r#"printf '%s\n' "$@" > "$out/args.tmp" && mv "$out/args.tmp" "$out/args"
-printf '%s' "$IACCODE_A2A_HTTP_TOKEN" > "$out/token""#;
+/// Records the token, then the arguments (renamed into place last, so a
+/// reader that sees `args` also sees `token`).
+const RECORD: &str = r#"printf '%s' "$IACCODE_A2A_HTTP_TOKEN" > "$out/token"
+printf '%s\n' "$@" > "$out/args.tmp" && mv "$out/args.tmp" "$out/args""#;
 
 /// PATH with the fake first, then the system's (the script needs coreutils).
 fn options(dir: &Path) -> ManagedOptions {
@@ -97,7 +99,7 @@ async fn managed_child_starts_and_stops() {
     let dir = tempfile::tempdir().unwrap();
     install_fake(
         dir.path(),
-        &format!("{RECORD}\ntrap 'echo term > \"$out/signal\"; exit 0' TERM\nwhile :; do sleep 0.05; done"),
+        &format!("trap 'echo term > \"$out/signal\"; exit 0' TERM\n{RECORD}\nwhile :; do sleep 0.05; done"),
     );
     let path = dir.path().to_owned();
     let starting = tokio::spawn(ManagedChild::start(options(&path)));
@@ -140,7 +142,7 @@ async fn a_child_ignoring_sigterm_is_killed_after_the_grace() {
     let dir = tempfile::tempdir().unwrap();
     install_fake(
         dir.path(),
-        &format!("{RECORD}\ntrap '' TERM\nwhile :; do sleep 0.05; done"),
+        &format!("trap '' TERM\n{RECORD}\nwhile :; do sleep 0.05; done"),
     );
     let path = dir.path().to_owned();
     let starting = tokio::spawn(ManagedChild::start(options(&path)));

@@ -265,7 +265,10 @@ async fn silent_run_then_disconnect(s: &Running, fake: &FakeA2a, n: usize) -> Du
     })
     .await;
     // Wait until the host has learnt (and persisted) the task id.
-    let state = s.t.root.path().join(format!("state/threads/thread-{n}.json"));
+    let state =
+        s.t.root
+            .path()
+            .join(format!("state/threads/thread-{n}.json"));
     let task = format!("task-m-run-{n}");
     fake.wait_for("the task id in the thread state", |_| {
         std::fs::read_to_string(&state).is_ok_and(|doc| doc.contains(&task))

@@ -3,6 +3,8 @@
 //! records every request (method and params) it saw.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod scripted;
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
