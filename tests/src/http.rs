@@ -100,9 +100,13 @@ impl Request {
         head.push_str("\r\n");
         let mut writer = stream.try_clone().expect("clone socket");
         writer.write_all(head.as_bytes()).expect("send head");
-        // A server may answer (413, 401) before reading the body and close;
-        // a failed body write then is not an error of the test.
-        let _ = writer.write_all(&self.body);
+        // The body goes out from another thread while the head is read: a
+        // server may answer (413, 401) before reading all of it and close,
+        // and a failed body write then is not an error of the test.
+        let body = self.body.clone();
+        std::thread::spawn(move || {
+            let _ = writer.write_all(&body);
+        });
         let mut reader = BufReader::new(stream);
         let (status, headers) = read_head(&mut reader);
         let framing = if header_of(&headers, "transfer-encoding")

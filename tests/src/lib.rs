@@ -1,5 +1,6 @@
 //! Shared helpers of the cross-crate test suites.
 //!
+//! - [`agui`]: the end-to-end harness (runtime + server + stream checks).
 //! - [`clients`]: runs SSE text through the official AG-UI TypeScript
 //!   clients (`tests/agui-clients/check.mjs`, Node) and returns their verdicts.
 //! - [`sse`]: frames events exactly as the server does and splits a received
@@ -9,6 +10,7 @@
 //! - [`procs`]: starts the `iac-agui` and scripted-runtime binaries on
 //!   ephemeral loopback ports and stops them when dropped.
 
+pub mod agui;
 pub mod clients;
 pub mod http;
 pub mod procs;

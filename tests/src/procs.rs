@@ -171,6 +171,11 @@ impl Server {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// The options it was started with.
+    pub fn options(&self) -> &ServerOptions {
+        &self.options
+    }
+
     fn spawn(&mut self) {
         let port = free_port();
         let mut command = Command::new(binary("iac-agui", "IAC_AGUI_BIN"));
