@@ -344,6 +344,38 @@ mod tests {
         assert!(p.has_partial());
     }
 
+    /// Random bytes (heavy in line breaks, colons and invalid UTF-8), cut
+    /// at random points, give the same items as when fed whole, and never
+    /// panic. Prints its seed.
+    #[test]
+    fn random_chunking_is_invisible() {
+        let seed = 0x5ee_d5e1u64;
+        println!("seed {seed:#x}");
+        let mut state = seed;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        const ALPHABET: &[u8] = b"data:event:id: x\r\n\n\n:\xc3\xa9\xff";
+        for _ in 0..300 {
+            let len = (next() % 200) as usize;
+            let input: Vec<u8> = (0..len)
+                .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                .collect();
+            let whole = parse_all(&input);
+            let mut p = SseParser::new();
+            let mut rest = &input[..];
+            while !rest.is_empty() {
+                let cut = 1 + (next() as usize % rest.len());
+                p.feed(&rest[..cut]).unwrap();
+                rest = &rest[cut..];
+            }
+            assert_eq!(drain(&mut p), whole, "input {input:?}");
+        }
+    }
+
     #[test]
     fn size_limit() {
         let mut p = SseParser::with_limit(8);
