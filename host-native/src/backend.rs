@@ -143,10 +143,8 @@ impl ManagedChild {
         if let Some(path) = &options.path {
             command.env("PATH", path);
         }
-        if std::env::var_os("IACCODE_A2A_ALLOWED_CWDS").is_none() {
-            if let Some(roots) = std::env::var_os("IAC_CODE_AGUI_ALLOWED_CWDS") {
-                command.env("IACCODE_A2A_ALLOWED_CWDS", roots);
-            }
+        if let Some(roots) = inherited_allowed_cwds(|k| std::env::var_os(k)) {
+            command.env("IACCODE_A2A_ALLOWED_CWDS", roots);
         }
         for (key, value) in &options.env {
             command.env(key, value);
@@ -206,6 +204,16 @@ impl ManagedChild {
     }
 }
 
+/// The runtime's own allowed roots default to the adapter's: the child gets
+/// `IACCODE_A2A_ALLOWED_CWDS = $IAC_CODE_AGUI_ALLOWED_CWDS` when the former
+/// is unset, so a workspace the adapter accepts is not refused by the runtime.
+fn inherited_allowed_cwds(env: impl Fn(&str) -> Option<OsString>) -> Option<OsString> {
+    if env("IACCODE_A2A_ALLOWED_CWDS").is_some() {
+        return None;
+    }
+    env("IAC_CODE_AGUI_ALLOWED_CWDS")
+}
+
 /// Asks the OS for a free loopback port (bind :0, read it, release it).
 fn free_port() -> std::io::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -243,6 +251,23 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn allowed_cwds_are_inherited_only_when_unset() {
+        let both = |k: &str| Some(OsString::from(format!("value-of-{k}")));
+        assert_eq!(
+            inherited_allowed_cwds(both),
+            None,
+            "the runtime's own setting wins"
+        );
+        let agui_only =
+            |k: &str| (k == "IAC_CODE_AGUI_ALLOWED_CWDS").then(|| OsString::from("/a:/b"));
+        assert_eq!(
+            inherited_allowed_cwds(agui_only),
+            Some(OsString::from("/a:/b"))
+        );
+        assert_eq!(inherited_allowed_cwds(|_| None), None);
     }
 
     #[test]

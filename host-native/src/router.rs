@@ -48,11 +48,16 @@ where
         headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         headers.append(header::VARY, HeaderValue::from_static("Origin"));
     }
+    let code = response
+        .extensions()
+        .get::<LoggedCode>()
+        .map_or("", |c| c.0.as_str());
     tracing::info!(
         target: "iac_agui::http",
         %method,
         path = %loggable_path(&path),
         status = response.status().as_u16(),
+        code,
         duration_ms = started.elapsed().as_millis() as u64,
         "request"
     );
@@ -92,7 +97,22 @@ pub fn health() -> Value {
 /// A JSON error envelope response.
 pub fn error_response(error: &ProtocolError, language: Language) -> Response<ResponseBody> {
     let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    json_response(status, &error.envelope(language))
+    envelope_response(status, &error.envelope(language))
+}
+
+/// The error code of a response, for its log line.
+#[derive(Debug, Clone)]
+struct LoggedCode(String);
+
+/// A JSON response whose `error.code` (if any) is logged with the request.
+fn envelope_response(status: StatusCode, body: &Value) -> Response<ResponseBody> {
+    let mut response = json_response(status, body);
+    if let Some(code) = body.pointer("/error/code").and_then(Value::as_str) {
+        response
+            .extensions_mut()
+            .insert(LoggedCode(code.to_owned()));
+    }
+    response
 }
 
 async fn run<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>
@@ -159,7 +179,7 @@ where
             headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
             response
         }
-        Admission::Refused { status, body } => json_response(
+        Admission::Refused { status, body } => envelope_response(
             StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
             &body,
         ),
@@ -217,7 +237,7 @@ where
         )
         .await
     {
-        Some((status, body)) => json_response(
+        Some((status, body)) => envelope_response(
             StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
             &body,
         ),
