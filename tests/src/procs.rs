@@ -313,7 +313,49 @@ pub fn binary(name: &str, env_override: &str) -> PathBuf {
          (or `cargo test --workspace`, which builds it) or set {env_override}",
         path.display()
     );
+    let mut sources = vec!["core/src", "host-native/scripted-runtime/src"];
+    if name == "iac-agui" {
+        sources.push("host-native/src");
+    }
+    let allow_stale = std::env::var_os("IAC_AGUI_ALLOW_STALE_BINARIES").is_some();
+    if let Some(newer) = newer_source(&path, &sources).filter(|_| !allow_stale) {
+        panic!(
+            "{} is older than {}; rebuild it with `cargo build -p iac-agui -p \
+             iac-agui-scripted-runtime` (or run `cargo test --workspace`), or set \
+             IAC_AGUI_ALLOW_STALE_BINARIES=1 to test it anyway",
+            path.display(),
+            newer.display()
+        );
+    }
     path
+}
+
+/// A file under `sources` (workspace-relative) modified after `binary` was
+/// built: `cargo test -p iac-agui-tests` alone does not rebuild
+/// other packages' binaries, and testing a stale one would mislead.
+fn newer_source(binary: &Path, sources: &[&str]) -> Option<PathBuf> {
+    let built = std::fs::metadata(binary).and_then(|m| m.modified()).ok()?;
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let mut stack: Vec<PathBuf> = sources.iter().map(|d| workspace.join(d)).collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|m| m > built)
+            {
+                return Some(path);
+            }
+        }
+    }
+    None
 }
 
 fn drain<R: Read + Send + 'static>(reader: BufReader<R>, log: Arc<Mutex<String>>) {

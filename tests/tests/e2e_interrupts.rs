@@ -268,3 +268,36 @@ fn backup_not_ready_is_retryable() {
     );
     h.check_clients();
 }
+
+#[test]
+fn pipeline_runs_to_the_end_through_its_interrupts() {
+    let h = Harness::start();
+    let mut pending = interrupted(&h, "pipeline", "pipeline");
+    let mut run = 2;
+    let mut kinds = Vec::new();
+    while !pending.is_empty() {
+        let entries: Vec<Value> = pending
+            .iter()
+            .map(|i| {
+                kinds.push(i["reason"].as_str().unwrap_or("").to_owned());
+                if i["reason"] == "tool_call" {
+                    resolved(&i["id"], json!({"decision": "allow_once"}))
+                } else {
+                    resolved(&i["id"], json!({"selectedId": first_option(i)}))
+                }
+            })
+            .collect();
+        let after = h.run(&h.resume_body("pipeline", &format!("run-{run}"), json!(entries)));
+        let end = ending(&after);
+        assert!(
+            end.starts_with("RUN_FINISHED"),
+            "run-{run}: {end}: {:?}",
+            after.events
+        );
+        pending = interrupts(&after);
+        run += 1;
+        assert!(run < 10, "the pipeline keeps interrupting: {kinds:?}");
+    }
+    assert!(!kinds.is_empty());
+    h.check_clients();
+}

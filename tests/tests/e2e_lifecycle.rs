@@ -257,3 +257,37 @@ fn demo_mode_serves_without_an_external_runtime() {
     assert_eq!(ending(&received), "RUN_FINISHED:interrupt");
     iac_agui_tests::clients::assert_accepted("the --demo stream", &text);
 }
+
+#[test]
+fn unreadable_state_is_503_after_restart() {
+    let mut h = Harness::start();
+    let received = h.run(&h.body("corrupt", "run-1", "scenario:permission"));
+    assert_eq!(ending(&received), "RUN_FINISHED:interrupt");
+    h.server.kill();
+    let mut damaged = 0;
+    let mut stack = vec![h.server.state_dir()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("state dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                std::fs::write(&path, b"{ not a state document").expect("damage state");
+                damaged += 1;
+            }
+        }
+    }
+    assert!(damaged > 0, "no state file written");
+    h.server.restart();
+    let response = h.post(&h.body("corrupt", "run-2", "scenario:plain"));
+    assert_eq!(
+        (response.status, response.error_code().as_str()),
+        (503, "STATE_UNAVAILABLE")
+    );
+    // Other threads are unaffected.
+    assert_eq!(
+        ending(&h.run(&h.body("healthy", "run-1", "scenario:plain"))),
+        "RUN_FINISHED:success"
+    );
+    h.check_clients();
+}
