@@ -182,3 +182,50 @@ async fn shutdown_ends_active_runs_with_run_error() {
     let (status, _) = post(&e.app, "/", &body(&e, "late", "r1", "hello"), None).await;
     assert_ne!(status, StatusCode::OK);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_extension_ends_an_active_stream() {
+    use http_body_util::BodyExt as _;
+    let e = env(HttpSettings::default()).await;
+    let request = body(&e, "live", "r1", "scenario:cancel");
+    let req = http::Request::post("/")
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            request.to_string(),
+        )))
+        .unwrap();
+    let response = iac_agui::router::handle(Arc::clone(&e.app), req).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let mut seen = Vec::new();
+    let execution_id = loop {
+        let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
+            .await
+            .expect("events keep coming")
+            .expect("the stream is open")
+            .unwrap();
+        seen.extend_from_slice(&frame.into_data().unwrap());
+        let events = sse_events(&seen);
+        if let Some(value) = events
+            .iter()
+            .find(|e| e["name"] == "iac-code.session.v1" && e["value"]["taskId"].is_string())
+        {
+            break value["value"]["executionId"].as_str().unwrap().to_owned();
+        }
+    };
+    let path = format!("/extensions/iac-code/v1/executions/{execution_id}/cancel");
+    let cancel = json!({"threadId": "live", "rosInvocationId": "ros-1"});
+    let (status, bytes) = post(&e.app, &path, &cancel, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["status"], "cancelled");
+    let rest = tokio::time::timeout(Duration::from_secs(10), body.collect())
+        .await
+        .expect("the stream ends")
+        .unwrap()
+        .to_bytes();
+    seen.extend_from_slice(&rest);
+    let last = sse_events(&seen).last().unwrap().clone();
+    assert_eq!(last["type"], "RUN_ERROR");
+    assert_eq!(last["code"], "CANCELLED");
+}
