@@ -397,7 +397,12 @@ mod tests {
     async fn forget_drops_only_idle_threads() {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
-        store.lock("a").await.persist(&json!({"n": 1})).await.unwrap();
+        store
+            .lock("a")
+            .await
+            .persist(&json!({"n": 1}))
+            .await
+            .unwrap();
         let held = store.lock("b").await;
         assert_eq!(store.slots.lock().unwrap().len(), 2);
         store.forget("a");
@@ -405,7 +410,11 @@ mod tests {
         assert_eq!(store.slots.lock().unwrap().len(), 1, "a held thread stays");
         drop(held);
         let mut again = store.lock("a").await;
-        assert_eq!(again.document().await.unwrap().unwrap()["n"], 1, "re-read from disk");
+        assert_eq!(
+            again.document().await.unwrap().unwrap()["n"],
+            1,
+            "re-read from disk"
+        );
     }
 
     #[tokio::test]

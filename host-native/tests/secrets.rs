@@ -107,7 +107,10 @@ async fn secrets_never_reach_disk_or_logs() {
     for logs in [&human, &json_logs] {
         assert!(logs.contains("run ended"), "run logs were captured");
         assert!(logs.contains("A2A call"), "debug logs were captured");
-        assert!(logs.contains("UNAUTHORIZED"), "request lines carry the error code");
+        assert!(
+            logs.contains("UNAUTHORIZED"),
+            "request lines carry the error code"
+        );
     }
     let written = format!("{}{human}{json_logs}", String::from_utf8_lossy(&written));
     for secret in [AUTH, A2A_TOKEN, LLM_KEY, AK_SECRET, STS] {
