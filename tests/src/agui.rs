@@ -118,6 +118,8 @@ impl Harness {
                 self.server.log()
             );
         }
+        assert_eq!(streaming.header("cache-control"), Some("no-cache"));
+        assert_eq!(streaming.header("x-accel-buffering"), Some("no"));
         assert_eq!(
             streaming
                 .header("content-type")

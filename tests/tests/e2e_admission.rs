@@ -186,18 +186,30 @@ fn admission_conflicts() {
     );
     assert_eq!(code(&lost), (409, "EXECUTION_LOST".to_owned()));
 
-    // A busy thread: a slow run is active.
-    let slow = h.body("busy", "run-1", "scenario:slow:1500");
-    let mut active = h.open(&slow);
-    active.read_until(std::time::Duration::from_secs(20), |t| {
-        t.contains("RUN_STARTED")
+    // A busy thread: a run that holds until it is cancelled is active.
+    let held = h.body("busy", "run-1", "scenario:cancel");
+    let mut active = h.open(&held);
+    let text = active.read_until(std::time::Duration::from_secs(20), |t| {
+        t.contains("iac-code.session.v1")
     });
     assert_eq!(
         code(&h.body("busy", "run-2", "scenario:plain")),
         (409, "THREAD_BUSY".to_owned())
     );
+    let session = iac_agui_tests::sse::parse(&text[..text.rfind("\n\n").map_or(0, |i| i + 2)]);
+    let execution =
+        iac_agui_tests::agui::session(&session).expect("session event")["executionId"].clone();
+    let cancel = Request::agui(
+        &format!(
+            "/extensions/iac-code/v1/executions/{}/cancel",
+            execution.as_str().unwrap_or("")
+        ),
+        &json!({"threadId": "busy", "rosInvocationId": iac_agui_tests::agui::ROS}),
+    )
+    .send(h.addr());
+    assert_eq!(cancel.status, 200, "{}", cancel.text());
     let text = String::from_utf8(active.read_to_end()).expect("UTF-8");
-    assert_eq!(ending(&h.accept(&slow, &text)), "RUN_FINISHED:success");
+    assert_eq!(ending(&h.accept(&held, &text)), "RUN_ERROR:CANCELLED");
 
     // Pending interrupt: a new turn needs a resume; a resume under another
     // rosInvocationId is refused.
@@ -215,5 +227,94 @@ fn admission_conflicts() {
     );
     stranger["forwardedProps"]["iacCode"]["rosInvocationId"] = json!("someone-else");
     assert_eq!(code(&stranger), (409, "EXECUTION_LOST".to_owned()));
+    h.check_clients();
+}
+
+#[test]
+fn errors_speak_the_callers_language() {
+    let h = Harness::start();
+    let english = h
+        .request(&h.body("lang", "run-1", "hi"))
+        .header("Content-Type", "text/plain")
+        .send(h.addr());
+    let message = |r: &iac_agui_tests::http::Response| {
+        r.json()
+            .pointer("/error/message")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let english_text = message(&english);
+    assert!(!english_text.is_empty());
+    let mut seen = std::collections::BTreeSet::from([english_text.clone()]);
+    for language in ["zh-CN", "de", "ja;q=0.9, fr;q=0.1"] {
+        let translated = h
+            .request(&h.body("lang", "run-1", "hi"))
+            .header("Content-Type", "text/plain")
+            .header("Accept-Language", language)
+            .send(h.addr());
+        assert_eq!(translated.error_code(), "UNSUPPORTED_MEDIA_TYPE");
+        assert!(
+            seen.insert(message(&translated)),
+            "{language}: {}",
+            translated.text()
+        );
+    }
+    // preferredLanguage wins over Accept-Language.
+    let mut body = h.body("lang", "run-1", "hi");
+    body["forwardedProps"]["iacCode"]["preferredLanguage"] = json!("pt_BR");
+    body["forwardedProps"]["iacCode"]["unknownField"] = json!(1);
+    let pt = h
+        .request(&body)
+        .header("Accept-Language", "de")
+        .send(h.addr());
+    assert_eq!(
+        (pt.status, pt.error_code().as_str()),
+        (400, "INVALID_INPUT")
+    );
+    let mut body = h.body("lang", "run-1", "hi");
+    body["forwardedProps"]["iacCode"]["unknownField"] = json!(1);
+    let de = h
+        .request(&body)
+        .header("Accept-Language", "de")
+        .send(h.addr());
+    assert_ne!(message(&pt), message(&de), "pt and de texts");
+}
+
+#[test]
+fn concurrent_threads_run_independently() {
+    let h = Harness::start();
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..6)
+            .map(|i| {
+                let h = &h;
+                scope.spawn(move || {
+                    let scenario = [
+                        "plain",
+                        "think",
+                        "tool",
+                        "deltas:40",
+                        "permission",
+                        "slow:200",
+                    ][i];
+                    let received = h.run(&h.body(
+                        &format!("parallel-{i}"),
+                        "run-1",
+                        &format!("scenario:{scenario}"),
+                    ));
+                    (scenario, ending(&received))
+                })
+            })
+            .collect();
+        for run in runs {
+            let (scenario, end) = run.join().expect("run thread");
+            let expected = if scenario == "permission" {
+                "RUN_FINISHED:interrupt"
+            } else {
+                "RUN_FINISHED:success"
+            };
+            assert_eq!(end, expected, "{scenario}");
+        }
+    });
     h.check_clients();
 }
