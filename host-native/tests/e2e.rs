@@ -39,6 +39,7 @@ async fn permission_interrupt_then_resume() {
     .await;
     assert_eq!(status, StatusCode::OK);
     let events = sse_events(&bytes);
+    support::assert_valid_stream("perm", "r1", &events);
     let last = events.last().unwrap();
     assert_eq!(last["type"], "RUN_FINISHED", "{last}");
     assert_eq!(last["outcome"]["type"], "interrupt");
@@ -79,6 +80,7 @@ async fn permission_interrupt_then_resume() {
     let (status, bytes) = post(&e.app, "/", &resume, None).await;
     assert_eq!(status, StatusCode::OK);
     let events = sse_events(&bytes);
+    support::assert_valid_stream("perm", "r3", &events);
     assert_eq!(events.first().unwrap()["type"], "RUN_STARTED");
     let last = events.last().unwrap();
     assert_eq!(last["type"], "RUN_FINISHED", "{last}");
@@ -225,6 +227,7 @@ async fn cancel_extension_ends_an_active_stream() {
         .unwrap()
         .to_bytes();
     seen.extend_from_slice(&rest);
+    support::assert_valid_stream("live", "r1", &sse_events(&seen));
     let last = sse_events(&seen).last().unwrap().clone();
     assert_eq!(last["type"], "RUN_ERROR");
     assert_eq!(last["code"], "CANCELLED");

@@ -404,6 +404,7 @@ async fn run_is_relayed_to_a2a_and_streamed() {
     assert_eq!(headers["cache-control"], "no-cache");
     assert_eq!(headers["x-accel-buffering"], "no");
     let events = sse_events(&bytes);
+    assert_valid_stream("thread-a", "run-1", &events);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,

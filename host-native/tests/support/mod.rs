@@ -365,3 +365,15 @@ pub fn sse_events(body: &[u8]) -> Vec<Value> {
         .map(|json| serde_json::from_str(json).unwrap())
         .collect()
 }
+
+/// Checks a run's events against the core's AG-UI stream verifier (the
+/// rules of the official clients: one start, balanced spans, one terminal).
+pub fn assert_valid_stream(thread_id: &str, run_id: &str, events: &[Value]) {
+    let mut verifier = iac_agui_core::verifier::Verifier::expecting(thread_id, run_id);
+    for event in events {
+        if let Err(violation) = verifier.feed_json(event) {
+            panic!("invalid stream at {event}: {violation:?}");
+        }
+    }
+    verifier.finish().expect("a complete stream");
+}
