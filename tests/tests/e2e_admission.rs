@@ -43,6 +43,14 @@ fn transport_errors() {
         ),
         (
             Request {
+                body: vec![0xff, 0xfe, b'{', b'}'],
+                ..h.request(&body)
+            },
+            400,
+            "INVALID_JSON",
+        ),
+        (
+            Request {
                 body: b"[1,2]".to_vec(),
                 ..h.request(&body)
             },

@@ -301,3 +301,54 @@ fn pipeline_runs_to_the_end_through_its_interrupts() {
     assert!(!kinds.is_empty());
     h.check_clients();
 }
+
+#[test]
+fn an_expired_interrupt_cannot_be_resumed() {
+    let h = Harness::with(
+        iac_agui_tests::procs::RuntimeOptions::default(),
+        iac_agui_tests::procs::ServerOptions {
+            interrupt_ttl: Some(1),
+            ..Default::default()
+        },
+    );
+    let received = h.run(&h.body("expiry", "run-1", "scenario:permission"));
+    assert_eq!(ending(&received), "RUN_FINISHED:interrupt");
+    let found = interrupts(&received);
+    let task_id = iac_agui_tests::agui::session(&received).expect("session")["taskId"].clone();
+    // The server expires an abandoned interrupt by itself (SPEC §11): the
+    // A2A task gets cancelled without any request.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let task = h.runtime_rpc("GetTask", json!({"id": task_id, "historyLength": 1}));
+        let state = task
+            .pointer("/result/status/state")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if state.to_ascii_uppercase().contains("CANCELED") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "task still {state} after the TTL"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // A late resume fails: the execution expired and its state is gone
+    // (EXECUTION_EXPIRED if the request wins the race with the server's own
+    // expiry, EXECUTION_LOST once the pending state was removed).
+    let after = h.run(&h.resume_body(
+        "expiry",
+        "run-2",
+        json!([resolved(&found[0]["id"], json!({"decision": "allow_once"}))]),
+    ));
+    let end = ending(&after);
+    assert!(
+        end == "RUN_ERROR:EXECUTION_LOST" || end == "RUN_ERROR:EXECUTION_EXPIRED",
+        "{end}: {:?}",
+        after.events
+    );
+    // The pending state is gone: a new turn needs no resume.
+    let next = h.run(&h.body("expiry", "run-3", "scenario:plain"));
+    assert_eq!(ending(&next), "RUN_FINISHED:success");
+    h.check_clients();
+}
