@@ -58,7 +58,7 @@ fn bad_settings_exit_with_usage_errors() {
 fn sigterm_stops_the_server_cleanly() {
     let state = tempfile::tempdir().unwrap();
     let port = free_port();
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args([
             "serve",
             "--demo",
