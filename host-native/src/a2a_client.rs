@@ -98,7 +98,10 @@ impl Default for A2aTimeouts {
     fn default() -> Self {
         A2aTimeouts {
             connect: Duration::from_secs(5),
-            request: Duration::from_secs(120),
+            // A unary SendMessage that answers a side-band permission may
+            // return only after the turn it resumed has finished (A2A-WIRE
+            // §2.3); the reference allows an hour too.
+            request: Duration::from_secs(3600),
             stream_idle: Duration::from_secs(300),
         }
     }
