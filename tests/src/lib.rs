@@ -9,6 +9,18 @@
 //!   read a streamed body incrementally and to hang up mid-stream.
 //! - [`procs`]: starts the `iac-agui` and scripted-runtime binaries on
 //!   ephemeral loopback ports and stops them when dropped.
+//!
+//! Running the end-to-end suites (`tests/e2e_*.rs`):
+//!
+//! ```text
+//! .ci/e2e-setup.sh              # npm ci in tests/agui-clients (Node >= 18)
+//! cargo test --workspace        # builds both binaries, then runs everything
+//! ```
+//!
+//! `cargo test -p iac-agui-tests` alone does not build the binaries of the
+//! other packages: run `cargo build -p iac-agui -p iac-agui-scripted-runtime`
+//! first (a binary older than its sources is refused). Without the Node
+//! packages the suites fail with the setup command; they never skip.
 
 pub mod agui;
 pub mod clients;

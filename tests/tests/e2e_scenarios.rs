@@ -161,3 +161,52 @@ fn runtime_bearer_token_is_sent() {
     );
     h.check_clients();
 }
+
+#[test]
+fn request_secrets_reach_neither_disk_nor_logs() {
+    let h = Harness::with(
+        RuntimeOptions::default(),
+        ServerOptions {
+            args: vec!["--debug".to_owned()],
+            ..ServerOptions::default()
+        },
+    );
+    let mut body = h.body("secrets", "run-1", "scenario:permission");
+    body["forwardedProps"]["iacCode"]["llmApiKey"] = serde_json::json!("sk-e2e-llm-key-7f3a");
+    body["forwardedProps"]["iacCode"]["alibabaCloud"] = serde_json::json!({
+        "accessKeyId": "LTAI-e2e-id",
+        "accessKeySecret": "e2e-access-secret-91c2",
+        "securityToken": "e2e-sts-token-5d7e",
+    });
+    let received = h.run(&body);
+    assert_eq!(ending(&received), "RUN_FINISHED:interrupt");
+    let secrets = [
+        "sk-e2e-llm-key-7f3a",
+        "e2e-access-secret-91c2",
+        "e2e-sts-token-5d7e",
+    ];
+    let stream = serde_json::to_string(&received.events).expect("events");
+    let log = h.server.log();
+    let mut files = Vec::new();
+    let mut stack = vec![h.server.root.path().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    assert!(!files.is_empty(), "no state written");
+    for secret in secrets {
+        assert!(!stream.contains(secret), "{secret} in the stream");
+        assert!(!log.contains(secret), "{secret} in the server log");
+        for (path, bytes) in &files {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(!text.contains(secret), "{secret} in {}", path.display());
+        }
+    }
+    h.check_clients();
+}
