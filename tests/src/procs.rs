@@ -176,8 +176,26 @@ impl Server {
         &self.options
     }
 
+    /// Starts the process on a free port. The port is probed free and then
+    /// released, so another process may take it first: an early exit is
+    /// retried on a new port (twice) before it fails the test.
     fn spawn(&mut self) {
-        let port = free_port();
+        for attempt in 1..=3 {
+            match self.spawn_on(free_port()) {
+                Ok(()) => return,
+                Err(status) if attempt < 3 => {
+                    if let Ok(mut log) = self.log.lock() {
+                        log.push_str(&format!(
+                            "[e2e] startup attempt {attempt} ended with {status}; retrying\n"
+                        ));
+                    }
+                }
+                Err(status) => panic!("iac-agui exited with {status} at startup:\n{}", self.log()),
+            }
+        }
+    }
+
+    fn spawn_on(&mut self, port: u16) -> Result<(), std::process::ExitStatus> {
         let mut command = Command::new(binary("iac-agui", "IAC_AGUI_BIN"));
         command
             .arg("serve")
@@ -230,12 +248,17 @@ impl Server {
                 .as_mut()
                 .and_then(|c| c.try_wait().ok().flatten())
             {
-                panic!("iac-agui exited with {status} at startup:\n{}", self.log());
+                self.child = None;
+                return Err(status);
             }
-            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok()
-                && Request::get("/health").send(self.addr).status == 200
-            {
-                return;
+            // Its own log naming the address tells this server from another
+            // process that may have taken the port.
+            let bound = self.log().contains(&format!("127.0.0.1:{port}"));
+            if bound && TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+                let health = Request::get("/health").send(self.addr);
+                if health.status == 200 && health.text().contains("\"ag-ui\"") {
+                    return Ok(());
+                }
             }
             assert!(
                 Instant::now() < deadline,
