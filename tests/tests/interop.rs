@@ -40,11 +40,14 @@ fn interop_with_managed_child() {
     run_suite(Mode::Managed);
 }
 
+/// A named scenario; it panics on failure.
+type Scenario = (&'static str, fn(&Suite));
+
 /// Every scenario against one server in `mode`, then a restart, then the
 /// client check of every stream.
 fn run_suite(mode: Mode) {
     let mut suite = Suite::start(mode);
-    let scenarios: [(&str, fn(&Suite)); 10] = [
+    let scenarios: [Scenario; 12] = [
         ("plain", plain),
         ("reasoning", reasoning),
         ("read_only_tool", read_only_tool),
@@ -58,6 +61,8 @@ fn run_suite(mode: Mode) {
             "new_message_while_interrupted",
             new_message_while_interrupted,
         ),
+        ("provider_failure", provider_failure),
+        ("disconnect_cancels_the_task", disconnect_cancels_the_task),
     ];
     let mut failures = Vec::new();
     for (name, scenario) in scenarios {
@@ -85,6 +90,7 @@ fn plain(s: &Suite) {
     let r = s.run(&s.body(&ws, "plain", "run-1", "SCENARIO_PLAIN hello", json!({})));
     assert_eq!(ending(&r), "RUN_FINISHED:success", "{:?}", r.types());
     assert_eq!(text(&r), "Hello! How can I help?");
+    same_shape_as_reference(&r, "plain");
     let session = session(&r).expect("session event");
     assert!(session["executionId"].is_string(), "{session}");
     assert!(
@@ -104,6 +110,7 @@ fn reasoning(s: &Suite) {
         r.types()
     );
     assert_eq!(text(&r), "Hello after thinking.");
+    same_shape_as_reference(&r, "reasoning");
     let types = r.types();
     let reasoning_end = types.iter().position(|t| *t == "REASONING_END");
     let text_start = types.iter().position(|t| *t == "TEXT_MESSAGE_START");
@@ -123,30 +130,26 @@ fn read_only_tool(s: &Suite) {
     let result = r.first_of("TOOL_CALL_RESULT").expect("tool result");
     assert_eq!(result["toolCallId"], start["toolCallId"]);
     assert!(text(&r).contains("Tool glob finished"), "{}", text(&r));
+    same_shape_as_reference(&r, "read_only_tool");
 }
 
 fn permission_allow(s: &Suite) {
-    let file = permission(
-        s,
-        "perm-allow",
-        json!({"status": "resolved", "payload": {"decision": "allow_once"}}),
-    );
+    let answer = json!({"status": "resolved", "payload": {"decision": "allow_once"}});
+    let file = permission(s, "perm-allow", "permission_allow", answer);
     let written = std::fs::read_to_string(&file)
         .unwrap_or_else(|e| panic!("{} was not written: {e}", file.display()));
     assert_eq!(written, "written-by-interop");
 }
 
 fn permission_deny(s: &Suite) {
-    let file = permission(
-        s,
-        "perm-deny",
-        json!({"status": "resolved", "payload": {"decision": "deny"}}),
-    );
+    let answer = json!({"status": "resolved", "payload": {"decision": "deny"}});
+    let file = permission(s, "perm-deny", "permission_deny", answer);
     assert!(!file.exists(), "{} written although denied", file.display());
 }
 
 fn permission_cancelled(s: &Suite) {
-    let file = permission(s, "perm-cancelled", json!({"status": "cancelled"}));
+    let answer = json!({"status": "cancelled"});
+    let file = permission(s, "perm-cancelled", "permission_cancelled", answer);
     assert!(
         !file.exists(),
         "{} written although cancelled",
@@ -156,8 +159,10 @@ fn permission_cancelled(s: &Suite) {
 
 /// Runs the permission scenario on thread `name`, answers with `entry` and
 /// returns the path of the file the command would write. The tool's result
-/// reaches the client and the thread is free for a new turn afterwards.
-fn permission(s: &Suite, name: &str, mut entry: Value) -> std::path::PathBuf {
+/// reaches the client, both streams have the shape of the reference
+/// adapter's `<reference>_1`/`_2`, and the thread is free for a new turn
+/// afterwards (the same answer again is refused as already applied).
+fn permission(s: &Suite, name: &str, reference: &str, mut entry: Value) -> std::path::PathBuf {
     let ws = s.runtime.workspace(name);
     let prompt = format!("SCENARIO_PERM file={name}.txt");
     let first = s.run(&s.body(&ws, name, "run-1", &prompt, json!({})));
@@ -183,6 +188,7 @@ fn permission(s: &Suite, name: &str, mut entry: Value) -> std::path::PathBuf {
         !ws.join(format!("{name}.txt")).exists(),
         "ran before the answer"
     );
+    same_shape_as_reference(&first, &format!("{reference}_1"));
 
     entry["interruptId"] = interrupt["id"].clone();
     let after = s.run(&s.resume_body(&ws, name, "run-2", json!({}), json!([entry])));
@@ -201,6 +207,14 @@ fn permission(s: &Suite, name: &str, mut entry: Value) -> std::path::PathBuf {
         "{}",
         text(&after)
     );
+    same_shape_as_reference(&after, &format!("{reference}_2"));
+    let again = s.run(&s.resume_body(&ws, name, "run-2b", json!({}), json!([entry])));
+    assert_eq!(
+        ending(&again),
+        "RUN_ERROR:RESUME_ALREADY_APPLIED",
+        "{:?}",
+        again.types()
+    );
 
     let next = s.run(&s.body(&ws, name, "run-3", "SCENARIO_PLAIN again", json!({})));
     assert_eq!(ending(&next), "RUN_FINISHED:success", "{:?}", next.types());
@@ -208,7 +222,8 @@ fn permission(s: &Suite, name: &str, mut entry: Value) -> std::path::PathBuf {
 }
 
 fn question_by_option(s: &Suite) {
-    let args = question(s, "question-option", json!({"selectedId": "cn-beijing"}));
+    let answer = json!({"selectedId": "cn-beijing"});
+    let args = question(s, "question-option", "pipeline_option", answer);
     assert!(
         args.contains("cn-beijing"),
         "the choice reaches the pipeline: {args}"
@@ -216,7 +231,8 @@ fn question_by_option(s: &Suite) {
 }
 
 fn question_by_free_text(s: &Suite) {
-    let args = question(s, "question-text", json!({"freeText": "Shanghai, please"}));
+    let answer = json!({"freeText": "Shanghai, please"});
+    let args = question(s, "question-text", "pipeline_free_text", answer);
     assert!(
         args.contains("Shanghai, please"),
         "the text reaches the pipeline: {args}"
@@ -225,8 +241,9 @@ fn question_by_free_text(s: &Suite) {
 
 /// Runs the selling pipeline on thread `name` up to its question, answers
 /// with `payload` and returns the arguments of the tool calls after the
-/// answer (the `complete_step` conclusion quotes the answer).
-fn question(s: &Suite, name: &str, payload: Value) -> String {
+/// answer (the `complete_step` conclusion quotes the answer). Both streams
+/// have the shape of the reference adapter's `<reference>_1`/`_2`.
+fn question(s: &Suite, name: &str, reference: &str, payload: Value) -> String {
     let ws = s.runtime.workspace(name);
     let first = s.run(&s.body(
         &ws,
@@ -261,6 +278,7 @@ fn question(s: &Suite, name: &str, payload: Value) -> String {
         "{:?}",
         first.types()
     );
+    same_shape_as_reference(&first, &format!("{reference}_1"));
 
     let answer = json!([resolved(&interrupt["id"], payload)]);
     let after = s.run(&s.resume_body(&ws, name, "run-2", pipeline(), answer));
@@ -275,6 +293,7 @@ fn question(s: &Suite, name: &str, payload: Value) -> String {
         "{:?}",
         after.types()
     );
+    same_shape_as_reference(&after, &format!("{reference}_2"));
     deltas(&after, "TOOL_CALL_ARGS")
 }
 
@@ -307,6 +326,7 @@ fn cancel_extension(s: &Suite) {
     assert_eq!(ending(&r), "RUN_ERROR:CANCELLED", "{:?}", r.types());
     // The scripted LLM streams 40 ticks; a cancelled run never shows them all.
     assert!(deltas(&r, "TEXT_MESSAGE_CONTENT").matches("tick ").count() < 40);
+    assert_task_cancelled(s, &session);
 
     let again = Request::agui(&path, &ids).send(s.addr);
     assert_eq!(
@@ -367,9 +387,9 @@ fn new_message_while_interrupted(s: &Suite) {
     );
 }
 
-/// A permission interrupt survives a restart of iac-agui (and, in managed
-/// mode, of the runtime child it starts): the resume is accepted and the
-/// command runs.
+/// A permission interrupt and a pipeline question survive a restart of
+/// iac-agui (and, in managed mode, of the runtime child it starts): the
+/// resumes are accepted, the command runs, the answer reaches the pipeline.
 fn resume_after_restart(s: &mut Suite) {
     let name = "restart";
     let ws = s.runtime.workspace(name);
@@ -387,6 +407,22 @@ fn resume_after_restart(s: &mut Suite) {
         first.types()
     );
     let interrupt = interrupts(&first)[0].clone();
+    // A pipeline question parked across the same restart.
+    let pipe_ws = s.runtime.workspace("restart-question");
+    let question = s.run(&s.body(
+        &pipe_ws,
+        "restart-question",
+        "run-1",
+        "SCENARIO_PIPE I need a website",
+        pipeline(),
+    ));
+    assert_eq!(
+        ending(&question),
+        "RUN_FINISHED:interrupt",
+        "{:?}",
+        question.types()
+    );
+    let asked = interrupts(&question)[0].clone();
     s.restart();
     let refused = Request::agui(
         "/",
@@ -417,6 +453,140 @@ fn resume_after_restart(s: &mut Suite) {
     let written = std::fs::read_to_string(ws.join(format!("{name}.txt")))
         .expect("file written after the restart");
     assert_eq!(written, "written-by-interop");
+
+    let answer = json!([resolved(&asked["id"], json!({"selectedId": "cn-hangzhou"}))]);
+    let answered = s.run(&s.resume_body(&pipe_ws, "restart-question", "run-2", pipeline(), answer));
+    assert_eq!(
+        ending(&answered),
+        "RUN_FINISHED:success",
+        "{:?}",
+        answered.types()
+    );
+    let args = deltas(&answered, "TOOL_CALL_ARGS");
+    assert!(
+        args.contains("cn-hangzhou"),
+        "the choice reaches the pipeline: {args}"
+    );
+}
+
+/// A provider failure: the FAILED status text (the provider's error) comes
+/// as assistant text, then RUN_ERROR `A2A_EXECUTION_FAILED` (A2A-WIRE S10),
+/// although the real runtime's stream goes on to INPUT_REQUIRED after its
+/// FAILED frame (A2A-WIRE-NOTES §2); the thread takes a new turn afterwards.
+fn provider_failure(s: &Suite) {
+    let ws = s.runtime.workspace("fail");
+    let r = s.run(&s.body(&ws, "fail", "run-1", "SCENARIO_FAIL now", json!({})));
+    assert_eq!(
+        ending(&r),
+        "RUN_ERROR:A2A_EXECUTION_FAILED",
+        "{:?}",
+        r.types()
+    );
+    let said = text(&r);
+    assert!(
+        said.contains("Error code: 400"),
+        "the provider's error reaches the client as text: {said:?} in {:?}",
+        r.types()
+    );
+    let next = s.run(&s.body(&ws, "fail", "run-2", "SCENARIO_PLAIN again", json!({})));
+    assert_eq!(ending(&next), "RUN_FINISHED:success", "{:?}", next.types());
+}
+
+/// A client that hangs up during a run gets its task cancelled; the thread
+/// is free again for a new turn.
+fn disconnect_cancels_the_task(s: &Suite) {
+    let ws = s.runtime.workspace("disconnect");
+    let body = s.body(
+        &ws,
+        "disconnect",
+        "run-1",
+        "SCENARIO_SLOW delay=0.5",
+        json!({}),
+    );
+    let mut stream = s.open(&body);
+    let so_far = stream.read_until(harness::RUN_LIMIT, |t| {
+        t.contains("iac-code.session.v1") && t.contains("\"TEXT_MESSAGE_CONTENT\"")
+    });
+    let session = session(&parse(&complete_records(&so_far))).expect("session event");
+    stream.hang_up();
+    // The server notices the hang-up at its next write; until the run is
+    // settled the thread is busy, so poll for a free thread.
+    let deadline = std::time::Instant::now() + harness::RUN_LIMIT;
+    let mut attempt = 2;
+    let next = loop {
+        let body = s.body(
+            &ws,
+            "disconnect",
+            &format!("run-{attempt}"),
+            "SCENARIO_PLAIN after",
+            json!({}),
+        );
+        let mut stream = Request::agui("/", &body).open(s.addr);
+        if stream.status == 200 {
+            let text = s.finish(&mut stream);
+            break s.accept(&body, &text);
+        }
+        let refused = String::from_utf8_lossy(&stream.read_to_end()).into_owned();
+        assert!(
+            refused.contains("THREAD_BUSY"),
+            "{}: {refused}",
+            stream.status
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the thread stayed busy"
+        );
+        attempt += 1;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(ending(&next), "RUN_FINISHED:success", "{:?}", next.types());
+    assert_task_cancelled(s, &session);
+}
+
+/// In external mode, asks the runtime itself: the run's task becomes
+/// CANCELED. Polled: iac-agui sends CancelTask best-effort next to its
+/// answer and its terminal event, not before them (A2A-WIRE-NOTES §9).
+fn assert_task_cancelled(s: &Suite, session: &Value) {
+    let params = json!({"id": session["taskId"], "historyLength": 0});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while let Some(task) = s.runtime_rpc("GetTask", params.clone()) {
+        let state = task.pointer("/result/status/state").and_then(Value::as_str);
+        if state == Some("TASK_STATE_CANCELED") {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the runtime's task was never cancelled: {task}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The run has the event sequence (types, CUSTOM names) the Python
+/// reference adapter streamed for the same scenario against the same
+/// runtime (`tests/interop/captures-agui/<reference>.sse`).
+fn same_shape_as_reference(r: &Received, reference: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("interop/captures-agui")
+        .join(format!("{reference}.sse"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reference capture {}: {e}", path.display()));
+    let expected = shape(&parse(&text));
+    assert_eq!(
+        shape(r),
+        expected,
+        "event sequence differs from the reference adapter's {reference}"
+    );
+}
+
+fn shape(r: &Received) -> Vec<String> {
+    r.events
+        .iter()
+        .map(|e| match e["name"].as_str() {
+            Some(name) if e["type"] == "CUSTOM" => format!("CUSTOM:{name}"),
+            _ => e["type"].as_str().unwrap_or("?").to_owned(),
+        })
+        .collect()
 }
 
 /// The concatenated `delta`s of every event of type `kind`.

@@ -285,11 +285,35 @@ impl Suite {
             panic!("verifier at the end: {v} in\n{text}");
         }
         let name = format!("{:?}/{thread}/{run}", self.mode);
+        if let Some(dir) = std::env::var_os("IAC_INTEROP_CAPTURE") {
+            // For comparing with the reference adapter's captures by hand.
+            let dir = PathBuf::from(dir).join(format!("{:?}", self.mode));
+            std::fs::create_dir_all(&dir).expect("capture dir");
+            std::fs::write(dir.join(format!("{thread}_{run}.sse")), text).expect("capture");
+        }
         self.streams
             .lock()
             .expect("streams")
             .push((name, text.to_owned()));
         received
+    }
+
+    /// A JSON-RPC call straight to the runtime, to observe it; `None` in
+    /// managed mode, where only iac-agui knows the child's token.
+    pub(crate) fn runtime_rpc(&self, method: &str, params: Value) -> Option<Value> {
+        let url = self.runtime.ready["a2aUrl"].as_str()?;
+        let addr: SocketAddr = url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .expect("runtime address");
+        let token = self.runtime.ready["token"].as_str().expect("token");
+        let body = json!({"jsonrpc": "2.0", "id": "interop", "method": method, "params": params});
+        let response = Request::agui("/", &body)
+            .header("A2A-Version", "1.0")
+            .bearer(token)
+            .send(addr);
+        Some(response.json())
     }
 
     /// Runs every stream received so far through both official AG-UI
