@@ -23,6 +23,7 @@ pub mod json;
 pub mod machine;
 pub mod mapper;
 pub mod replay;
+pub mod resume_check;
 pub mod schema;
 pub mod sse;
 pub mod validate;
