@@ -73,6 +73,9 @@ fn run_suite(mode: Mode) {
     if let Err(why) = catch_unwind(AssertUnwindSafe(|| resume_after_restart(&mut suite))) {
         failures.push(format!("resume_after_restart: {}", panic_text(&why)));
     }
+    if let Err(why) = catch_unwind(AssertUnwindSafe(|| no_secrets(&suite))) {
+        failures.push(format!("secrets: {}", panic_text(&why)));
+    }
     if let Err(why) = catch_unwind(AssertUnwindSafe(|| suite.check_clients())) {
         failures.push(format!("AG-UI clients: {}", panic_text(&why)));
     }
@@ -587,6 +590,43 @@ fn shape(r: &Received) -> Vec<String> {
             _ => e["type"].as_str().unwrap_or("?").to_owned(),
         })
         .collect()
+}
+
+/// Neither the LLM key the runtime uses nor the runtime's bearer token
+/// reaches iac-agui's log (the managed child's output included) or its state
+/// files.
+fn no_secrets(s: &Suite) {
+    let env = s.runtime.env();
+    let mut secrets = vec![env["IAC_CODE_API_KEY"].clone()];
+    if s.mode == Mode::External {
+        secrets.push(s.runtime.ready["token"].as_str().expect("token").to_owned());
+    }
+    let mut places = vec![("server log".to_owned(), s.log())];
+    let state = s.runtime.root.join("agui-state");
+    for path in files_under(&state) {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+        places.push((path.display().to_string(), text));
+    }
+    assert!(places.len() > 1, "no state files under {}", state.display());
+    for secret in &secrets {
+        assert!(secret.len() >= 8, "a real secret to look for");
+        for (place, text) in &places {
+            assert!(!text.contains(secret.as_str()), "a secret is in {place}");
+        }
+    }
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }
 
 /// The concatenated `delta`s of every event of type `kind`.
