@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Regenerates every figure of BENCHMARKS.md: criterion micro-benchmarks of
+# the core, then the load tool against a spawned iac-agui (release build,
+# scripted A2A runtime in the load process) and against the runtime alone
+# (the A2A baseline for "added" latency).
+#
+#   bash tests/load/run-benchmarks.sh            everything (~5 min + build)
+#   SKIP_CRITERION=1 bash tests/load/run-benchmarks.sh   load figures only
+#
+# To add the Python reference, start it against a scripted runtime first
+# (see BENCHMARKS.md) and export PY_AGUI_URL=http://127.0.0.1:<port>/ and
+# PY_AGUI_PID=<pid of iac-code agui>.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+target="${CARGO_TARGET_DIR:-target}"
+load="$target/release/iac-agui-load"
+server="$target/release/iac-agui"
+section() { printf '\n### %s\n\n' "$*"; }
+
+cargo build --release -p iac-agui -p iac-agui-load -p iac-agui-scripted-runtime
+
+if [[ -z ${SKIP_CRITERION:-} ]]; then
+  section "criterion (cargo bench -p iac-agui-core)"
+  cargo bench -p iac-agui-core 2>&1 | grep -E '^[a-z_]+/|time:|thrpt:'
+fi
+
+ours=(--spawn --server-bin "$server")
+a2a=(--spawn --a2a)
+
+section "one run, 100k deltas (x5): throughput, CPU per event"
+"$load" "${ours[@]}" --runs 5 --scenario deltas:100000
+"$load" "${a2a[@]}" --runs 5 --scenario deltas:100000
+
+section "100 concurrent runs of 100 deltas (1000 runs): latency"
+"$load" "${ours[@]}" --runs 1000 --concurrency 100 --scenario deltas:100
+"$load" "${a2a[@]}" --runs 1000 --concurrency 100 --scenario deltas:100
+
+section "admission: plain runs, one client"
+"$load" "${ours[@]}" --runs 200 --scenario plain
+"$load" "${a2a[@]}" --runs 200 --scenario plain
+
+section "admission: plain runs, 100 clients"
+"$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain
+
+section "memory over one 1,000,000-delta run"
+"$load" "${ours[@]}" --runs 1 --scenario deltas:1000000
+
+section "idle streams (heartbeat 1 s)"
+"$load" idle "${ours[@]}" --streams "${IDLE_STREAMS:-5000}" --concurrency 200 --hold 5 --heartbeat 1
+
+if [[ -n ${PY_AGUI_URL:-} ]]; then
+  py=(--url "$PY_AGUI_URL" --pid "$PY_AGUI_PID")
+  section "Python iac-code agui 0.16.0 at $PY_AGUI_URL"
+  "$load" "${py[@]}" --runs 5 --scenario deltas:100000
+  "$load" "${py[@]}" --runs 1000 --concurrency 100 --scenario deltas:100
+  "$load" "${py[@]}" --runs 200 --scenario plain
+  "$load" idle "${py[@]}" --streams "${IDLE_STREAMS:-5000}" --concurrency 200 --hold 5
+fi

@@ -1,0 +1,118 @@
+//! A minimal SSE record scanner for the client side: it only needs to know
+//! where each `data:` record ends and whether it was a terminal one, so it
+//! does not build strings per event (the client must not be the
+//! bottleneck). Accepts LF and CRLF framing (AG-UI and A2A).
+
+/// What one completed SSE record was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Record {
+    /// A data record that does not end the run.
+    Event,
+    /// `RUN_FINISHED` (AG-UI).
+    Finished,
+    /// `RUN_ERROR` (AG-UI), or a JSON-RPC error / failed task (A2A).
+    Error,
+}
+
+/// Push scanner: feed chunks, get records through the callback.
+#[derive(Debug, Default)]
+pub(crate) struct Scanner {
+    line: Vec<u8>,
+    pending: Option<Record>,
+}
+
+impl Scanner {
+    /// Feeds one chunk; `on_record` runs once per completed data record.
+    /// Comments (`: heartbeat`) and records without data are skipped.
+    pub(crate) fn feed(&mut self, mut chunk: &[u8], mut on_record: impl FnMut(Record)) {
+        while let Some(at) = chunk.iter().position(|b| *b == b'\n') {
+            let line_end = &chunk[..at];
+            if self.line.is_empty() {
+                self.finish_line(line_end, &mut on_record);
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(line_end);
+                self.finish_line(&line, &mut on_record);
+                line.clear();
+                self.line = line;
+            }
+            chunk = &chunk[at + 1..];
+        }
+        self.line.extend_from_slice(chunk);
+    }
+
+    fn finish_line(&mut self, line: &[u8], on_record: &mut impl FnMut(Record)) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            if let Some(record) = self.pending.take() {
+                on_record(record);
+            }
+            return;
+        }
+        let Some(data) = line.strip_prefix(b"data:") else {
+            return;
+        };
+        let kind = classify(data);
+        self.pending = Some(match self.pending {
+            Some(Record::Event) | None => kind,
+            Some(earlier) => earlier,
+        });
+    }
+}
+
+fn classify(data: &[u8]) -> Record {
+    if contains(data, b"\"type\":\"RUN_FINISHED\"") {
+        Record::Finished
+    } else if contains(data, b"\"type\":\"RUN_ERROR\"")
+        || contains(data, b"{\"error\":")
+        || contains(data, b"\"TASK_STATE_FAILED\"")
+    {
+        Record::Error
+    } else {
+        Record::Event
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(chunks: &[&str]) -> Vec<Record> {
+        let mut scanner = Scanner::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            scanner.feed(chunk.as_bytes(), |r| out.push(r));
+        }
+        out
+    }
+
+    #[test]
+    fn agui_records_across_chunk_boundaries() {
+        let stream = "data: {\"type\":\"RUN_STARTED\"}\n\n: heartbeat\n\ndata: {\"type\":\"TEXT_MESSAGE_CONTENT\"}\n\ndata: {\"type\":\"RUN_FINISHED\"}\n\n";
+        let whole = scan(&[stream]);
+        assert_eq!(whole, [Record::Event, Record::Event, Record::Finished]);
+        for split in 1..stream.len() {
+            let (a, b) = stream.split_at(split);
+            assert_eq!(scan(&[a, b]), whole, "split at {split}");
+        }
+    }
+
+    #[test]
+    fn crlf_framing_and_errors() {
+        let a2a = "data: {\"result\":{}}\r\n\r\n: ping\r\n\r\ndata: {\"error\":{\"code\":-32602}}\r\n\r\n";
+        assert_eq!(scan(&[a2a]), [Record::Event, Record::Error]);
+        assert_eq!(
+            scan(&["data: {\"type\":\"RUN_ERROR\"}\n\n"]),
+            [Record::Error]
+        );
+    }
+
+    #[test]
+    fn an_unterminated_record_is_not_counted() {
+        assert_eq!(scan(&["data: {\"type\":\"RUN_FINISHED\"}\n"]), []);
+    }
+}
