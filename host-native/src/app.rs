@@ -1,6 +1,7 @@
 //! What every request handler shares: settings, the state store, the A2A
 //! client, the workspace policy, the shutdown signal and run bookkeeping.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ pub struct HttpSettings {
     pub body_timeout: Duration,
     /// Lifetime of an interrupt without its own expiry (SPEC §7).
     pub interrupt_ttl: Duration,
+    /// Directory served at `/demo/` (none: `/demo/` is not served).
+    pub demo_dir: Option<PathBuf>,
 }
 
 impl Default for HttpSettings {
@@ -35,6 +38,7 @@ impl Default for HttpSettings {
             heartbeat: crate::sse_writer::DEFAULT_HEARTBEAT,
             body_timeout: Duration::from_secs(30),
             interrupt_ttl: Duration::from_secs(540),
+            demo_dir: None,
         }
     }
 }

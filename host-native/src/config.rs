@@ -80,9 +80,14 @@ pub struct ServeArgs {
     #[arg(long, value_enum)]
     pub log_format: Option<LogFormat>,
     /// Use the built-in scripted A2A runtime instead of iac-code (a demo
-    /// backend: no Python, no LLM key).
+    /// backend: no Python, no LLM key), and serve the web demo at /demo/.
     #[arg(long)]
     pub demo: bool,
+    /// Serve the web demo's files from this directory at /demo/ (in any
+    /// mode) [default with --demo: the web-demo/ directory of the source
+    /// tree this binary was built from].
+    #[arg(long, env = "IAC_CODE_AGUI_DEMO_DIR", value_name = "DIR")]
+    pub demo_dir: Option<PathBuf>,
 }
 
 /// How log lines look.
@@ -123,6 +128,8 @@ pub struct Settings {
     pub log_format: LogFormat,
     /// Built-in scripted runtime.
     pub demo: bool,
+    /// Directory served at `/demo/` (none: not served).
+    pub demo_dir: Option<PathBuf>,
 }
 
 /// A configuration problem; `Display` is the one-line startup error.
@@ -137,7 +144,7 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 17] = [
     "host",
     "port",
     "a2a_url",
@@ -153,6 +160,7 @@ const KEYS: [&str; 16] = [
     "log_format",
     "log_stdout",
     "demo",
+    "demo_dir",
     "config",
 ];
 
@@ -236,6 +244,15 @@ impl Settings {
             Some(dir) => dir,
             None => default_config_dir(&env).join("agui"),
         };
+        let demo = args.demo || file.boolean("demo")?.unwrap_or(false);
+        let demo_dir = match args
+            .demo_dir
+            .clone()
+            .or(file.string("demo_dir")?.map(PathBuf::from))
+        {
+            Some(dir) => Some(dir),
+            None => demo.then(crate::demo::default_dir),
+        };
         Ok(Settings {
             host: args
                 .host
@@ -257,7 +274,8 @@ impl Settings {
             cors_origins,
             debug: args.debug || file.boolean("debug")?.unwrap_or(false),
             log_format,
-            demo: args.demo || file.boolean("demo")?.unwrap_or(false),
+            demo,
+            demo_dir,
         })
     }
 }
@@ -407,6 +425,7 @@ mod tests {
             "--debug",
             "--log-format",
             "--demo",
+            "--demo-dir",
             "IAC_CODE_AGUI_AUTH_TOKEN",
         ] {
             assert!(help.contains(flag), "{flag} missing from --help");
@@ -506,6 +525,25 @@ mod tests {
             .unwrap_err()
             .0
             .contains("cannot read"));
+    }
+
+    #[test]
+    fn demo_dir_with_demo_or_alone() {
+        let s = Settings::resolve(&parse(&["serve"]), no_env).unwrap();
+        assert_eq!(s.demo_dir, None, "not served without --demo or --demo-dir");
+        let s = Settings::resolve(&parse(&["serve", "--demo"]), no_env).unwrap();
+        assert_eq!(s.demo_dir, Some(crate::demo::default_dir()));
+        let s = Settings::resolve(&parse(&["serve", "--demo-dir", "/d"]), no_env).unwrap();
+        assert_eq!((s.demo, s.demo_dir), (false, Some(PathBuf::from("/d"))));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.yaml");
+        std::fs::write(&path, "demo: true\ndemo-dir: /from-file\n").unwrap();
+        let args = parse(&["serve", "--config", path.to_str().unwrap()]);
+        let s = Settings::resolve(&args, no_env).unwrap();
+        assert_eq!(
+            (s.demo, s.demo_dir),
+            (true, Some(PathBuf::from("/from-file")))
+        );
     }
 
     #[test]

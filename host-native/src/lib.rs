@@ -10,6 +10,7 @@ pub mod a2a_client;
 pub mod app;
 pub mod backend;
 pub mod config;
+pub mod demo;
 pub mod engine;
 pub mod images;
 pub mod logging;

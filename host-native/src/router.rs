@@ -20,6 +20,7 @@ use iac_agui_core::{i18n, ErrorCode, Language, MessageKey, ProtocolError};
 use serde_json::{json, Value};
 
 use crate::app::App;
+use crate::demo;
 use crate::engine::Admission;
 use crate::secret::constant_time_eq;
 
@@ -70,6 +71,14 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let path = req.uri().path();
+    if let Some(dir) = app
+        .http
+        .demo_dir
+        .as_deref()
+        .filter(|_| demo::is_demo_path(path))
+    {
+        return demo::respond(dir, req.method(), path, req.uri().query()).await;
+    }
     if req.method() == Method::OPTIONS {
         return preflight(app, req.headers());
     }

@@ -86,6 +86,7 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
         cors_origins: settings.cors_origins.clone(),
         heartbeat: settings.heartbeat,
         interrupt_ttl: settings.interrupt_ttl,
+        demo_dir: settings.demo_dir.clone(),
         ..HttpSettings::default()
     };
     let workspace = WorkspacePolicy::from_env(|k| std::env::var_os(k));
@@ -95,6 +96,12 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
         auth = settings.auth_token.is_some(),
         "iac-agui listening"
     );
+    if let Some(dir) = &settings.demo_dir {
+        match crate::demo::missing_warning(dir) {
+            Some(warning) => tracing::warn!("{warning}"),
+            None => tracing::info!(dir = %dir.display(), "serving the web demo at /demo/"),
+        }
+    }
     let server = tokio::spawn(serve(
         listener,
         Arc::clone(&app),
