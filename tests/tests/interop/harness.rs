@@ -365,6 +365,10 @@ impl Suite {
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .arg("--state-dir")
             .arg(self.runtime.root.join("agui-state"))
+            // A leak guard: should the test process die without dropping
+            // this handle, the server (and its managed child) still goes
+            // away once idle. Far longer than any gap between two runs.
+            .args(["--idle-shutdown", "300"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
