@@ -6,16 +6,17 @@
 // Needs: the wasm web build in web-demo/pkg/ (`bash .ci/wasm.sh --build-only`),
 // the `iac-agui` binary (IAC_AGUI_BIN, else $CARGO_TARGET_DIR/debug/iac-agui),
 // Debian's chromium (/usr/bin/chromium) and `npm ci` in web-demo/.
-// When the server does not serve /demo/ itself, the test serves the page and
-// forwards every other path to the server, so the page is still same-origin.
+// The page is opened at the server's own /demo/ (this web-demo/ directory,
+// named with --demo-dir so that a binary built elsewhere serves these files),
+// so it is same-origin with the AG-UI endpoint.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
@@ -36,7 +37,6 @@ const FLAGS = [
 ];
 
 let serverProc;
-let proxy;
 let browser;
 let base; // URL of /demo/
 let stateDir;
@@ -62,32 +62,6 @@ async function waitFor(url, timeoutMs = 20000) {
   }
 }
 
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm" };
-
-/** Serves web-demo/ at /demo/ and forwards everything else to `target`. */
-function startProxy(target, port) {
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, "http://x");
-    if (url.pathname.startsWith("/demo/")) {
-      const rel = normalize(url.pathname.slice("/demo/".length) || "index.html");
-      const file = join(demoDir, rel);
-      if (rel.startsWith("..") || !existsSync(file)) return res.writeHead(404).end();
-      res.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream" });
-      return createReadStream(file).pipe(res);
-    }
-    const upstream = http.request(
-      { host: "127.0.0.1", port: target, path: req.url, method: req.method, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on("error", () => res.writeHead(502).end());
-    req.pipe(upstream);
-  });
-  return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(server)));
-}
-
 before(async () => {
   assert.ok(existsSync(binary), `iac-agui binary not found at ${binary} (set IAC_AGUI_BIN)`);
   assert.ok(existsSync(join(demoDir, "pkg", "iac_agui_wasm.js")), "web-demo/pkg missing: run .ci/wasm.sh");
@@ -96,28 +70,46 @@ before(async () => {
   const port = await freePort();
   const env = { ...process.env };
   delete env.IAC_CODE_AGUI_AUTH_TOKEN;
-  serverProc = spawn(binary, ["serve", "--demo", "--port", String(port), "--state-dir", stateDir], {
-    stdio: ["ignore", "inherit", "inherit"],
-    env,
-  });
+  const args = ["serve", "--demo", "--demo-dir", demoDir, "--port", String(port), "--state-dir", stateDir];
+  serverProc = spawn(binary, args, { stdio: ["ignore", "inherit", "inherit"], env });
   await waitFor(`http://127.0.0.1:${port}/health`);
-  const served = await fetch(`http://127.0.0.1:${port}/demo/`).then((r) => r.ok, () => false);
-  if (served) {
-    base = `http://127.0.0.1:${port}/demo/`;
-  } else {
-    const proxyPort = await freePort();
-    proxy = await startProxy(port, proxyPort);
-    base = `http://127.0.0.1:${proxyPort}/demo/`;
-  }
+  base = `http://127.0.0.1:${port}/demo/`;
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS, headless: true });
 });
 
 after(async () => {
   await browser?.close();
-  proxy?.close();
   serverProc?.kill("SIGTERM");
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
 });
+
+test("the server serves the demo files with their media types", async () => {
+  const index = await fetch(base);
+  assert.equal(index.status, 200);
+  assert.equal(index.headers.get("content-type"), "text/html; charset=utf-8");
+  assert.equal(await index.text(), readFileSync(join(demoDir, "index.html"), "utf8"));
+  const wasm = await fetch(new URL("pkg/iac_agui_wasm_bg.wasm", base));
+  assert.equal(wasm.status, 200);
+  assert.equal(wasm.headers.get("content-type"), "application/wasm");
+  const js = await fetch(new URL("app.js", base), { method: "HEAD" });
+  assert.equal(js.headers.get("content-type"), "text/javascript");
+  const bare = await fetch(base.replace(/\/$/, ""), { redirect: "manual" });
+  assert.equal(bare.headers.get("location"), "/demo/");
+  // Sent verbatim: fetch() would resolve the dots before sending.
+  for (const path of ["/demo/../Cargo.toml", "/demo/%2e%2e/Cargo.toml", "/demo/..%2fCargo.toml"]) {
+    assert.equal(await rawStatus(path), 404, path);
+  }
+});
+
+/** The status of a GET for `path` exactly as written. */
+const rawStatus = (path) =>
+  new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(base);
+    http.get({ host: hostname, port, path }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    }).on("error", reject);
+  });
 
 /** A fresh page on /demo/ that counts the AG-UI requests it sends. */
 async function openDemo() {
