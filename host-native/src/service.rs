@@ -99,7 +99,14 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
     if let Some(dir) = &settings.demo_dir {
         match crate::demo::missing_warning(dir) {
             Some(warning) => tracing::warn!("{warning}"),
-            None => tracing::info!(dir = %dir.display(), "serving the web demo at /demo/"),
+            None => tracing::info!(
+                url = %listener
+                    .local_addr()
+                    .map(|a| format!("http://{a}/demo/"))
+                    .unwrap_or_default(),
+                dir = %dir.display(),
+                "serving the web demo"
+            ),
         }
     }
     let server = tokio::spawn(serve(
