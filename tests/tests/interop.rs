@@ -582,14 +582,28 @@ fn same_shape_as_reference(r: &Received, reference: &str) {
     );
 }
 
+/// Event types (CUSTOM with its name), a run of deltas of one kind counted
+/// once: how many delta events carry a text depends on timing (the pipeline
+/// runtime coalesces deltas that fall in one 20 ms batch), not on the
+/// protocol.
 fn shape(r: &Received) -> Vec<String> {
-    r.events
-        .iter()
-        .map(|e| match e["name"].as_str() {
-            Some(name) if e["type"] == "CUSTOM" => format!("CUSTOM:{name}"),
-            _ => e["type"].as_str().unwrap_or("?").to_owned(),
-        })
-        .collect()
+    const DELTAS: [&str; 3] = [
+        "TEXT_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_CONTENT",
+        "TOOL_CALL_ARGS",
+    ];
+    let mut shape: Vec<String> = Vec::new();
+    for event in &r.events {
+        let kind = match event["name"].as_str() {
+            Some(name) if event["type"] == "CUSTOM" => format!("CUSTOM:{name}"),
+            _ => event["type"].as_str().unwrap_or("?").to_owned(),
+        };
+        if DELTAS.contains(&kind.as_str()) && shape.last() == Some(&kind) {
+            continue;
+        }
+        shape.push(kind);
+    }
+    shape
 }
 
 /// Neither the LLM key the runtime uses nor the runtime's bearer token
