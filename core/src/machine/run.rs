@@ -321,7 +321,7 @@ impl Run {
     }
 
     /// One frame of the current stream.
-    fn on_frame(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64, frame: Value) {
+    fn on_frame(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64, mut frame: Value) {
         let Some(stream) = self.stream.clone() else {
             return;
         };
@@ -335,9 +335,12 @@ impl Run {
                 StreamKind::Subscribe => self.finish(doc, io, now),
             };
         }
+        // Moved out, not cloned: a deep copy of every frame was a sizeable
+        // share of the relay's CPU (BENCHMARKS.md).
         let Some(parsed) = frame
-            .get("result")
-            .and_then(|r| serde_json::from_value::<StreamResponse>(r.clone()).ok())
+            .get_mut("result")
+            .map(Value::take)
+            .and_then(|r| serde_json::from_value::<StreamResponse>(r).ok())
         else {
             return self.fail_unavailable(doc, io, now);
         };
