@@ -58,4 +58,4 @@ data=host-wasm/component-host/examples/data
 cargo run -q -p iac-agui-component-host --example judge -- \
   "$data/request.json" "$data/resume.json" "$data/interrupts.json"
 
-step "component: ok"
+step "ok"
