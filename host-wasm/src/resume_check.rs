@@ -4,19 +4,15 @@
 //! The page knows the interrupts of the paused run (`outcome.interrupts`),
 //! not the server's thread document. Each interrupt's `metadata` carries the
 //! public input projection the server built it from (SPEC §7), so the
-//! pending inputs are rebuilt from it and the machine's own
-//! [`check_entries`] judges the entries: same order of checks, same codes,
+//! pending inputs are rebuilt from it and the machine's own entry checks
+//! judge them (the core's `resume_check`): same order of checks, same codes,
 //! same JSON-Schema details. What the page cannot know is which answers the
 //! server already applied, so a replayed answer is `UNKNOWN_INTERRUPT` here
 //! where the server may say `RESUME_ALREADY_APPLIED`.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use iac_agui_core::agui::{Interrupt, ResumeEntry};
-use iac_agui_core::document::{parse_iso_ms, PendingInput, ThreadDocument};
-use iac_agui_core::error::{ErrorCode, MessageKey, ProtocolError};
+use iac_agui_core::error::ProtocolError;
 use iac_agui_core::i18n::{negotiate, Language};
-use iac_agui_core::machine::check_entries;
+use iac_agui_core::resume_check::check_resume;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
@@ -47,7 +43,8 @@ impl ResumeOptions {
 }
 
 /// Judges `resume` (an array of entries, or a whole `RunAgentInput` holding
-/// one) against `interrupts` (the paused run's `outcome.interrupts`).
+/// one) against `interrupts` (the paused run's `outcome.interrupts`) with the
+/// core's [`check_resume`].
 ///
 /// Returns `{ok, error, entries, missing}`: `error` is the server's verdict
 /// on the whole resume (its first refusal, `null` when accepted); `entries`
@@ -55,71 +52,24 @@ impl ResumeOptions {
 /// the pending interrupts no entry answers.
 pub fn validate_resume(resume: &Value, interrupts: &Value, options: &ResumeOptions) -> Value {
     let language = options.language;
-    let fail = |error: ProtocolError| {
-        let failure = Failure::from_protocol(&error, language).to_json();
-        json!({ "ok": false, "error": failure, "entries": [], "missing": [] })
-    };
-    let Some(entries) = parse_entries(resume) else {
-        return fail(ProtocolError::new(
-            ErrorCode::InvalidInput,
-            MessageKey::InvalidEnvelope,
-        ));
-    };
-    let Some(pending) = pending_inputs(interrupts) else {
-        return fail(ProtocolError::new(
-            ErrorCode::InvalidInput,
-            MessageKey::InvalidEnvelope,
-        ));
-    };
-    if let Some(now) = options.now_ms {
-        let expired = pending.values().any(|p| {
-            p.expires_at
-                .as_deref()
-                .and_then(parse_iso_ms)
-                .is_some_and(|at| at <= now)
-        });
-        if expired {
-            return fail(ProtocolError::new(
-                ErrorCode::ExecutionExpired,
-                MessageKey::InterruptExpired,
-            ));
-        }
-    }
-    let verdict = judge(&pending, &entries, language);
-    let mut seen = BTreeSet::new();
-    let per_entry: Vec<Value> = entries
+    let failure = |e: &ProtocolError| Failure::from_protocol(e, language).to_json();
+    let verdict = check_resume(resume, interrupts, language, options.now_ms);
+    let entries: Vec<Value> = verdict
+        .entries
         .iter()
         .map(|entry| {
-            let error = if !seen.insert(entry.interrupt_id.as_str()) {
-                Some(ProtocolError::new(
-                    ErrorCode::IncompleteResume,
-                    MessageKey::DuplicateInterruptIds,
-                ))
-            } else {
-                let own: BTreeMap<String, PendingInput> = pending
-                    .get_key_value(&entry.interrupt_id)
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .into_iter()
-                    .collect();
-                judge(&own, std::slice::from_ref(entry), language).err()
-            };
             json!({
                 "interruptId": entry.interrupt_id,
-                "ok": error.is_none(),
-                "error": error.map(|e| Failure::from_protocol(&e, language).to_json()),
+                "ok": entry.error.is_none(),
+                "error": entry.error.as_ref().map(failure),
             })
         })
         .collect();
-    let answered: BTreeSet<&str> = entries.iter().map(|e| e.interrupt_id.as_str()).collect();
-    let missing: Vec<&String> = pending
-        .keys()
-        .filter(|id| !answered.contains(id.as_str()))
-        .collect();
     json!({
-        "ok": verdict.is_ok(),
-        "error": verdict.err().map(|e| Failure::from_protocol(&e, language).to_json()),
-        "entries": per_entry,
-        "missing": missing,
+        "ok": verdict.error.is_none(),
+        "error": verdict.error.as_ref().map(failure),
+        "entries": entries,
+        "missing": verdict.missing,
     })
 }
 
@@ -138,52 +88,11 @@ pub fn validate_resume_js(
     Ok(to_js(&verdict))
 }
 
-/// The machine's entry checks over a document holding only `pending`.
-fn judge(
-    pending: &BTreeMap<String, PendingInput>,
-    entries: &[ResumeEntry],
-    language: Language,
-) -> Result<(), ProtocolError> {
-    let mut doc = ThreadDocument::new("page", "/", None, "page".into(), "page".into());
-    doc.execution.pending = pending.clone();
-    let known: BTreeSet<String> = pending.keys().cloned().collect();
-    check_entries(&doc, entries, &known, language).map(|_| ())
-}
-
-/// The entries of `resume`: an array, or the `resume` of a request body.
-fn parse_entries(resume: &Value) -> Option<Vec<ResumeEntry>> {
-    let list = match resume {
-        Value::Object(body) => body.get("resume")?,
-        other => other,
-    };
-    serde_json::from_value(list.clone()).ok()
-}
-
-/// Pending inputs rebuilt from interrupt objects: the public projection in
-/// `metadata` (the input id from `id` when the metadata lacks it).
-fn pending_inputs(interrupts: &Value) -> Option<BTreeMap<String, PendingInput>> {
-    let interrupts: Vec<Interrupt> = serde_json::from_value(interrupts.clone()).ok()?;
-    let mut pending = BTreeMap::new();
-    for interrupt in interrupts {
-        let mut projection = match interrupt.metadata {
-            Some(Value::Object(map)) => map,
-            _ => Default::default(),
-        };
-        if interrupt.reason == "tool_call" && !projection.contains_key("kind") {
-            projection.insert("kind".into(), json!("permission"));
-        }
-        projection
-            .entry("inputId")
-            .or_insert_with(|| json!(interrupt.id));
-        let input = PendingInput::new(&Value::Object(projection), false, interrupt.expires_at);
-        pending.insert(interrupt.id, input);
-    }
-    Some(pending)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iac_agui_core::document::parse_iso_ms;
+    use iac_agui_core::error::MessageKey;
     use iac_agui_core::mapper::build_interrupt;
 
     fn permission() -> Value {
