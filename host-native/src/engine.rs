@@ -8,6 +8,16 @@
 //! own run) and reports a gone client as a disconnect. Persists of one
 //! thread are chained so they hit the disk in the order the machine issued
 //! them. The host decides nothing: every protocol choice is the machine's.
+//!
+//! Backpressure: each A2A stream relay holds [`STREAM_CREDIT`] credits and
+//! spends one per frame. A frame's credit travels with it into the actor
+//! and then rides on the first event that frame emits; the run's writer
+//! gives it back once that event is in the client's SSE body (or at once
+//! when the frame emits nothing). So a relay stops reading its A2A stream
+//! while the actor or its run's client is behind, the actor's channel and
+//! each writer queue hold at most a few credits' worth of frames, and the
+//! actor itself never awaits a send (requests, disconnects and timers are
+//! never stuck behind a full queue).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,12 +27,17 @@ use iac_agui_core::machine::{Answer, Config, EffectId, Load, Machine, Output};
 use iac_agui_core::validate::ValidatedRun;
 use iac_agui_core::Language;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::a2a_client::{A2aClient, A2aError};
 use crate::sse_writer::{ChannelBody, SseSink};
 use crate::store::StateStore;
+
+/// Frames one A2A stream may have in flight (queued for the actor, or
+/// mapped into events not yet handed to the client's SSE body) before its
+/// relay stops reading the stream.
+pub const STREAM_CREDIT: usize = 32;
 
 /// How admission ended for one request.
 #[derive(Debug)]
@@ -76,6 +91,8 @@ enum Msg {
         reply: oneshot::Sender<(u16, Value)>,
     },
     Answer(EffectId, Answer),
+    /// One A2A stream frame with the relay credit it spent.
+    Frame(EffectId, Value, OwnedSemaphorePermit),
     Disconnected(RunKey),
 }
 
@@ -106,6 +123,7 @@ impl Engine {
             streams: HashMap::new(),
             persists: HashMap::new(),
             persist_threads: HashMap::new(),
+            credit: None,
             idle: idle_tx,
         };
         tokio::spawn(actor.run(rx, shutdown));
@@ -190,6 +208,9 @@ struct Actor {
     streams: HashMap<EffectId, AbortHandle>,
     persists: HashMap<String, JoinHandle<()>>,
     persist_threads: HashMap<EffectId, String>,
+    /// The credit of the frame being mapped; the first event it emits
+    /// carries it to the writer.
+    credit: Option<OwnedSemaphorePermit>,
     idle: watch::Sender<bool>,
 }
 
@@ -200,7 +221,9 @@ struct RunHandle {
 }
 
 enum WriterMsg {
-    Event(String),
+    /// An event, and the credit of the frame it came from (returned to the
+    /// relay when the writer drops it, after the write).
+    Event(String, Option<OwnedSemaphorePermit>),
     End,
 }
 
@@ -226,6 +249,8 @@ impl Actor {
                 }
             }
             self.perform_all(None);
+            // A frame that emitted nothing gives its credit back now.
+            self.credit = None;
             self.idle.send_if_modified(|idle| {
                 let now = self.machine.is_idle();
                 std::mem::replace(idle, now) != now
@@ -280,6 +305,10 @@ impl Actor {
                 if let Some(thread) = thread.filter(|_| persisted) {
                     self.evict_if_settled(&thread);
                 }
+            }
+            Msg::Frame(id, frame, credit) => {
+                self.credit = Some(credit);
+                self.machine.handle_answer(now, id, Answer::Frame(frame));
             }
             Msg::Disconnected((thread_id, run_id)) => {
                 self.machine.handle_disconnect(now, &thread_id, &run_id);
@@ -340,7 +369,8 @@ impl Actor {
                     if let iac_agui_core::agui::EventBody::RunError { code, .. } = &event.body {
                         run.code = code.clone();
                     }
-                    let _ = run.tx.send(WriterMsg::Event(event.to_json()));
+                    let credit = self.credit.take();
+                    let _ = run.tx.send(WriterMsg::Event(event.to_json(), credit));
                 }
             }
             Output::RunEnded { thread_id, run_id } => {
@@ -474,12 +504,16 @@ impl Actor {
 
 /// Relays one streaming A2A call as `Frame`s then `StreamEnded` (or
 /// `Failed`). A call refused with a plain JSON-RPC error is one frame.
+/// Each frame spends one of the stream's credits; with none left the relay
+/// waits (and so stops reading the stream) until the actor and the run's
+/// writer have caught up.
 async fn relay_stream(
     client: &A2aClient,
     request: &iac_agui_core::a2a::JsonRpcRequest,
     id: EffectId,
     tx: &mpsc::WeakUnboundedSender<Msg>,
 ) {
+    let credits = Arc::new(Semaphore::new(STREAM_CREDIT));
     let mut stream = match client.stream_raw(request).await {
         Ok(stream) => stream,
         Err(A2aError::Rpc(error)) => {
@@ -495,7 +529,13 @@ async fn relay_stream(
     };
     loop {
         match stream.next_value().await {
-            Some(Ok(frame)) => send(tx, Msg::Answer(id, Answer::Frame(frame))),
+            Some(Ok(frame)) => {
+                // The semaphore is never closed, so acquiring only waits.
+                let Ok(credit) = Arc::clone(&credits).acquire_owned().await else {
+                    return;
+                };
+                send(tx, Msg::Frame(id, frame, credit));
+            }
             Some(Err(error)) => {
                 send(tx, Msg::Answer(id, failed(&error)));
                 return;
@@ -525,7 +565,9 @@ async fn write_run(
             }
         };
         match msg {
-            Some(WriterMsg::Event(json)) => {
+            Some(WriterMsg::Event(json, _credit)) => {
+                // `_credit` is dropped after the write: the relay may then
+                // read its next frame.
                 if sink.send_json(&json).await.is_err() {
                     send(&engine, Msg::Disconnected(key));
                     return;
