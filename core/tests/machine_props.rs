@@ -7,7 +7,9 @@
 //! - a pending interrupt disappears only by cancel, expiry, an accepted
 //!   answer, or a failed recovery-critical write (which cancels);
 //! - an answer is sent to A2A only for a pending, not yet applied interrupt;
-//! - every persisted document round-trips.
+//! - every persisted document round-trips;
+//! - every cancel-extension request is answered once its effects are
+//!   (CancelTask replies succeed, are refused or fail in transport).
 //!
 //! Seeds are printed; rerun one with `MACHINE_PROPS_SEED=<n>`.
 
@@ -55,9 +57,19 @@ fn random_interleavings_keep_the_invariants() {
 #[derive(Debug, Clone)]
 enum Effect {
     Persist,
-    Stream { thread: String, task: String },
-    Call { thread: String, method: String },
-    Http { path: String },
+    Stream {
+        thread: String,
+        task: String,
+    },
+    Call {
+        thread: String,
+        method: String,
+    },
+    Http {
+        path: String,
+    },
+    /// A `CancelTask`: the cancel extension waits for its reply.
+    CancelTask,
 }
 
 /// Per-run bookkeeping of the test.
@@ -158,12 +170,18 @@ impl World {
             let answer = match effect {
                 Effect::Persist => Answer::Persisted { ok: true },
                 Effect::Stream { .. } => Answer::StreamEnded,
-                Effect::Call { .. } | Effect::Http { .. } => Answer::Failed,
+                Effect::Call { .. } | Effect::Http { .. } | Effect::CancelTask => Answer::Failed,
             };
             self.effects.remove(&id);
             self.machine.handle_answer(self.now, id, answer);
             self.drain(false);
         }
+        assert!(
+            self.open_cancels.is_empty(),
+            "seed {}: cancel tickets never answered: {:?}",
+            self.seed,
+            self.open_cancels
+        );
         for (k, v) in &self.outcomes {
             *outcomes.entry(k.clone()).or_default() += v;
         }
@@ -363,6 +381,13 @@ impl World {
                 body: json!({}),
             },
             Effect::Call { thread, method } => self.call_answer(&thread, &method),
+            Effect::CancelTask => match self.pick(3) {
+                0 => Answer::Failed,
+                1 => Answer::Response(json!({"jsonrpc": "2.0", "id": "c",
+                    "error": {"code": -32002, "message": "Task cannot be canceled"}})),
+                _ => Answer::Response(json!({"jsonrpc": "2.0", "id": "c",
+                    "result": {"id": "t", "status": {"state": "TASK_STATE_CANCELED"}}})),
+            },
             Effect::Stream { thread, task } => {
                 let roll = self.pick(100);
                 if roll < 8 {
@@ -576,6 +601,7 @@ impl World {
                     let thread = self.thread_of_context(&request.params);
                     self.check_answer_send(&thread, &request.params);
                     if request.method == "CancelTask" {
+                        self.effects.insert(id, Effect::CancelTask);
                         continue;
                     }
                     if streaming {

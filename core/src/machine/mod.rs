@@ -19,7 +19,8 @@
 //!    streams, make `A2a` calls and `Http` calls, start the SSE stream on
 //!    `Admitted` or answer `Refused` with its JSON envelope, emit events to
 //!    the run's SSE stream, close it on `RunEnded`; answer every effect
-//!    except `CloseStream` (a `CancelTask` answer is ignored but harmless);
+//!    except `CloseStream` (a cancel-extension answer waits for its
+//!    `CancelTask` reply, so bound that call with a timeout);
 //! 4. wake the machine at [`Machine::poll_timeout`]; shut down when
 //!    [`Machine::is_idle`] has held long enough (`--idle-shutdown`).
 //!
@@ -33,6 +34,7 @@
 //! their `Debug` form redacts the request, and hosts must never log them.
 
 mod admission;
+mod cancel;
 mod effects;
 mod requests;
 mod resume;
@@ -52,6 +54,7 @@ pub use admission::{admit, Admitted};
 pub use effects::{A2aBody, Answer, Config, EffectId, Load, Output};
 pub use resume::{answer_digest, check_entries, validate_payload, EntryCheck, Resolution};
 
+use cancel::{CancelStep, CancelWait};
 use run::Run;
 
 /// The sans-IO thread state machine of a host.
@@ -75,6 +78,7 @@ impl Machine {
                 next_effect: 1,
                 next_ticket: 1,
                 owners: BTreeMap::new(),
+                cancels: BTreeMap::new(),
                 outputs: VecDeque::new(),
             },
         }
@@ -211,8 +215,9 @@ impl Machine {
     }
 
     /// The cancel extension (SPEC §9). The answer comes as `CancelAnswered`
-    /// with the returned ticket (at once for 404/`already_terminal`, after
-    /// the persist otherwise).
+    /// with the returned ticket (at once for 404/`already_terminal`; else
+    /// once both the persist and the `CancelTask` reply, if a task exists,
+    /// came back).
     pub fn handle_cancel(
         &mut self,
         now_ms: i64,
@@ -337,33 +342,11 @@ impl Machine {
         }
         match owner {
             Owner::Admission(thread_id) => self.on_admission_persisted(now_ms, &thread_id, answer),
-            Owner::Cancel {
-                thread,
-                ticket,
-                execution_id,
-                language,
-            } => {
-                let _ = thread;
+            Owner::Cancel { ticket, .. } => {
                 let ok = matches!(answer, Answer::Persisted { ok: true });
-                let output = if ok {
-                    Output::CancelAnswered {
-                        ticket,
-                        status: 200,
-                        body: serde_json::json!({"executionId": execution_id, "status": "cancelled"}),
-                    }
-                } else {
-                    let error = ProtocolError::new(
-                        ErrorCode::StateUnavailable,
-                        MessageKey::StateUnavailable,
-                    );
-                    Output::CancelAnswered {
-                        ticket,
-                        status: 503,
-                        body: error.envelope(language),
-                    }
-                };
-                self.io.push(output);
+                self.io.cancel_step(ticket, CancelStep::Persisted(ok));
             }
+            Owner::CancelReply(ticket) => self.io.cancel_step(ticket, CancelStep::TaskReplied),
             Owner::BestEffort(_) | Owner::TaskCancel => {}
             Owner::Run { thread, run_id } => {
                 let Some(t) = self.threads.get_mut(&thread) else {
@@ -419,16 +402,18 @@ impl Machine {
         if let Some(mut run) = thread.run.take() {
             run.abort(&mut thread.doc, &mut self.io, now_ms, Some(cancelled()));
         }
-        if let Some(task_id) = thread.doc.execution.task_id.clone() {
-            self.io.cancel_task(&task_id);
+        let task = thread.doc.execution.task_id.clone();
+        let wait = CancelWait::new(execution_id, language, task.is_some());
+        self.io.cancels.insert(ticket, wait);
+        if let Some(task_id) = task {
+            self.io
+                .send_cancel_task(Owner::CancelReply(ticket), &task_id);
         }
         thread.doc.execution.pending.clear();
         mark_terminal(&mut thread.doc);
         let owner = Owner::Cancel {
             thread: thread_id.to_owned(),
             ticket,
-            execution_id,
-            language,
         };
         self.io.persist(owner, &thread.doc);
     }
@@ -536,12 +521,14 @@ struct Admitting {
 #[derive(Debug, Clone, PartialEq)]
 enum Owner {
     Admission(String),
+    /// The persist of a cancel-extension request (its ticket).
     Cancel {
         thread: String,
         ticket: u64,
-        execution_id: String,
-        language: Language,
     },
+    /// The `CancelTask` of a cancel-extension request (its ticket). The
+    /// wait lives in `Io::cancels`, so it never blocks eviction.
+    CancelReply(u64),
     /// A write nobody waits for (it still blocks eviction until answered).
     BestEffort(String),
     /// A CancelTask whose answer is ignored; it never blocks eviction.
@@ -558,7 +545,7 @@ impl Owner {
         match self {
             Owner::Admission(t) | Owner::BestEffort(t) => Some(t),
             Owner::Cancel { thread, .. } | Owner::Run { thread, .. } => Some(thread),
-            Owner::TaskCancel => None,
+            Owner::TaskCancel | Owner::CancelReply(_) => None,
         }
     }
 }
@@ -571,6 +558,8 @@ struct Io {
     next_effect: EffectId,
     next_ticket: u64,
     owners: BTreeMap<EffectId, Owner>,
+    /// Cancel-extension requests waiting for their persist and CancelTask.
+    cancels: BTreeMap<u64, CancelWait>,
     outputs: VecDeque<Output>,
 }
 
@@ -598,13 +587,34 @@ impl Io {
 
     /// A best-effort CancelTask whose answer is ignored.
     fn cancel_task(&mut self, task_id: &str) {
-        let id = self.effect(Owner::TaskCancel);
+        self.send_cancel_task(Owner::TaskCancel, task_id);
+    }
+
+    /// A CancelTask whose answer goes to `owner`.
+    fn send_cancel_task(&mut self, owner: Owner, task_id: &str) {
+        let id = self.effect(owner);
         let request = requests::cancel_task(self.ids.uuid(), task_id);
         self.push(Output::A2a {
             id,
             streaming: false,
             request: A2aBody(request),
         });
+    }
+
+    /// Records one answer of a cancel-extension request; answers it once
+    /// nothing more is awaited.
+    fn cancel_step(&mut self, ticket: u64, step: CancelStep) {
+        let Some(wait) = self.cancels.get_mut(&ticket) else {
+            return;
+        };
+        if let Some((status, body)) = wait.step(step) {
+            self.cancels.remove(&ticket);
+            self.push(Output::CancelAnswered {
+                ticket,
+                status,
+                body,
+            });
+        }
     }
 
     fn answer_not_found(&mut self, ticket: u64, language: Language) {

@@ -376,10 +376,24 @@ case("cancel", "during-admission", "A cancel that arrives while the admission is
 
 case("cancel", "unknown-execution", "Cancel of an unknown thread or execution answers 404.",
      [{"at": T0, "cancel": {"executionId": "e-1", "threadId": THREAD, "rosInvocationId": ROS}}])
-case("cancel", "active-run", "Cancel of the active execution ends its stream with RUN_ERROR CANCELLED and answers cancelled.",
-     start_turn() + [{"at": T0 + 10, "cancel": {"threadId": THREAD, "rosInvocationId": ROS}}, ok(T0 + 11)])
-case("cancel", "interrupted", "Cancel of an interrupted execution clears its pending interrupts.",
-     interrupted() + [{"at": T0 + 10, "cancel": {"threadId": THREAD, "rosInvocationId": ROS}}, ok(T0 + 11)])
+# The cancel answer waits for the persist and the CancelTask reply (SPEC §9).
+# Effect ids: the CancelTask is effect 5 after start_turn(), 6 after interrupted().
+CANCEL = {"threadId": THREAD, "rosInvocationId": ROS}
+NOT_CANCELABLE = {"code": -32002, "message": "Task cannot be canceled"}
+case("cancel", "active-run", "Cancel of the active execution ends its stream with RUN_ERROR CANCELLED; the answer waits for the persist and the CancelTask reply, then says cancelled.",
+     start_turn() + [{"at": T0 + 10, "cancel": CANCEL}, ok(T0 + 11),
+                     answer(T0 + 12, 5, response=rpc(task_obj("CANCELED")))])
+case("cancel", "interrupted", "Cancel of an interrupted execution clears its pending interrupts; the CancelTask reply may come before the persist.",
+     interrupted() + [{"at": T0 + 10, "cancel": CANCEL},
+                      answer(T0 + 11, 6, response=rpc(task_obj("CANCELED"))), ok(T0 + 12)])
+case("cancel", "task-cancel-fails", "A CancelTask that fails in transport still ends the execution: cancelled once it failed.",
+     start_turn() + [{"at": T0 + 10, "cancel": CANCEL}, ok(T0 + 11), answer(T0 + 12, 5, failed=True)])
+case("cancel", "task-not-cancelable", "A CancelTask refused with TASK_NOT_CANCELABLE still ends the execution: cancelled.",
+     interrupted() + [{"at": T0 + 10, "cancel": CANCEL}, answer(T0 + 11, 6, response=rpc(error=NOT_CANCELABLE)),
+                      ok(T0 + 12)])
+case("cancel", "persist-fails", "The ended execution cannot be persisted: 503 STATE_UNAVAILABLE, once the CancelTask replied.",
+     start_turn() + [{"at": T0 + 10, "cancel": CANCEL}, fail_persist(T0 + 11),
+                     answer(T0 + 12, 5, response=rpc(task_obj("CANCELED")))])
 case("cancel", "terminal", "Cancel of a finished execution answers already_terminal.",
      start_turn() + [frame(T0 + 6, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION})),
                      {"at": T0 + 10, "cancel": {"threadId": THREAD, "rosInvocationId": ROS}}])
