@@ -11,47 +11,11 @@ use crate::error::MessageKey;
 use crate::i18n::Language;
 use crate::ids::IdGen;
 
-/// The projection fields the thread document may keep (SPEC §11); anything
-/// else (and any secret an upstream might add) is dropped.
-pub const PUBLIC_PROJECTION_FIELDS: [&str; 24] = [
-    "schemaVersion",
-    "kind",
-    "requestTaskId",
-    "contextId",
-    "inputId",
-    "toolUseId",
-    "toolName",
-    "title",
-    "purpose",
-    "effect",
-    "target",
-    "isReadOnly",
-    "prompt",
-    "safeSummary",
-    "options",
-    "language",
-    "deploymentSummary",
-    "scope",
-    "subPipelineId",
-    "operation",
-    "displayParameters",
-    "allowFreeText",
-    "freeTextPrompt",
-    "required",
-];
-
-/// The public fields of an input projection (an object; anything else gives
-/// an empty object).
+/// The public fields of an input projection (SPEC §11: what the thread
+/// document may keep; anything else, secrets included, is dropped), as an
+/// object; anything but an object gives an empty object.
 pub fn public_projection(projection: &Value) -> Value {
-    let mut out = Map::new();
-    if let Some(object) = projection.as_object() {
-        for key in PUBLIC_PROJECTION_FIELDS {
-            if let Some(value) = object.get(key) {
-                out.insert(key.to_owned(), value.clone());
-            }
-        }
-    }
-    Value::Object(out)
+    Value::Object(crate::document::public_projection(projection))
 }
 
 /// Options normalised to `[{id, title}]`: id from `id`, else

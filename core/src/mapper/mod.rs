@@ -46,9 +46,7 @@ use crate::agui::{Event, EventBody, Interrupt, TokenUsage};
 use crate::i18n::Language;
 use crate::ids::IdGen;
 
-pub use interrupt::{
-    build_interrupt, iso_utc, public_projection, standard_options, PUBLIC_PROJECTION_FIELDS,
-};
+pub use interrupt::{build_interrupt, iso_utc, public_projection, standard_options};
 
 /// Default interrupt time to live (SPEC §7: 540 s).
 pub const DEFAULT_INTERRUPT_TTL_MS: i64 = 540_000;
