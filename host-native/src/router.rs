@@ -131,18 +131,9 @@ where
 {
     let (parts, body) = req.into_parts();
     let accept_language = header_str(&parts.headers, header::ACCEPT_LANGUAGE);
-    let language = i18n::negotiate(None, accept_language);
-    if let Err(error) = precheck(app, &parts.headers, true) {
-        return error_response(&error, language);
-    }
-    let body = match read_body(app, &parts.headers, body, MAX_RUN_BODY_BYTES).await {
-        Ok(body) => body,
-        Err(BodyFailure::Refused(error)) => return error_response(&error, language),
-        Err(BodyFailure::TimedOut) => return empty(StatusCode::REQUEST_TIMEOUT),
-    };
-    let value = match validate::parse_body(&body) {
+    let value = match json_body(app, &parts.headers, body, MAX_RUN_BODY_BYTES, true).await {
         Ok(value) => value,
-        Err(error) => return error_response(&error, language),
+        Err(response) => return response,
     };
     let language = validate::request_language(&value, accept_language);
     let mut validated = match validate::validate_run(&value, accept_language) {
@@ -199,6 +190,30 @@ where
     }
 }
 
+/// What both `POST` routes check before they look at the body's meaning
+/// (SPEC §1): auth before the body is read, the media types, the size limit
+/// while reading, and JSON. A refusal is the finished error response.
+async fn json_body<B>(
+    app: &Arc<App>,
+    headers: &HeaderMap,
+    body: B,
+    limit: usize,
+    streams: bool,
+) -> Result<Value, Response<ResponseBody>>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let language = i18n::negotiate(None, header_str(headers, header::ACCEPT_LANGUAGE));
+    precheck(app, headers, streams).map_err(|error| error_response(&error, language))?;
+    let body = match read_body(app, headers, body, limit).await {
+        Ok(body) => body,
+        Err(BodyFailure::Refused(error)) => return Err(error_response(&error, language)),
+        Err(BodyFailure::TimedOut) => return Err(empty(StatusCode::REQUEST_TIMEOUT)),
+    };
+    validate::parse_body(&body).map_err(|error| error_response(&error, language))
+}
+
 async fn cancel<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>
 where
     B: Body<Data = Bytes> + Send + 'static,
@@ -207,17 +222,9 @@ where
     let (parts, body) = req.into_parts();
     let accept_language = header_str(&parts.headers, header::ACCEPT_LANGUAGE);
     let language = i18n::negotiate(None, accept_language);
-    if let Err(error) = precheck(app, &parts.headers, false) {
-        return error_response(&error, language);
-    }
-    let body = match read_body(app, &parts.headers, body, MAX_CANCEL_BODY_BYTES).await {
-        Ok(body) => body,
-        Err(BodyFailure::Refused(error)) => return error_response(&error, language),
-        Err(BodyFailure::TimedOut) => return empty(StatusCode::REQUEST_TIMEOUT),
-    };
-    let value = match validate::parse_body(&body) {
+    let value = match json_body(app, &parts.headers, body, MAX_CANCEL_BODY_BYTES, false).await {
         Ok(value) => value,
-        Err(error) => return error_response(&error, language),
+        Err(response) => return response,
     };
     let field = |name: &str| {
         value
