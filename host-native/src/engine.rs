@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use iac_agui_core::a2a::Method;
 use iac_agui_core::machine::{Answer, Config, EffectId, Load, Machine, Output};
 use iac_agui_core::validate::ValidatedRun;
 use iac_agui_core::Language;
@@ -38,6 +39,10 @@ use crate::store::StateStore;
 /// mapped into events not yet handed to the client's SSE body) before its
 /// relay stops reading the stream.
 pub const STREAM_CREDIT: usize = 32;
+
+/// How long a `CancelTask` may take before it counts as failed; the cancel
+/// extension's answer waits for it.
+const CANCEL_TASK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How admission ended for one request.
 #[derive(Debug)]
@@ -405,7 +410,19 @@ impl Actor {
                     if streaming {
                         relay_stream(&client, &request, id, &tx).await;
                     } else {
-                        let answer = match client.call_raw(&request).await {
+                        // A cancel extension call waits for its CancelTask
+                        // (SPEC §9): a runtime that never answers must not
+                        // hold it for the hour a resumed turn may take.
+                        let limit = (request.method == Method::CancelTask.as_str())
+                            .then_some(CANCEL_TASK_TIMEOUT);
+                        let call = client.call_raw(&request);
+                        let result = match limit {
+                            Some(limit) => tokio::time::timeout(limit, call)
+                                .await
+                                .unwrap_or(Err(A2aError::Timeout)),
+                            None => call.await,
+                        };
+                        let answer = match result {
                             Ok(response) => Answer::Response(response),
                             Err(error) => failed(&error),
                         };
