@@ -169,6 +169,90 @@ impl StreamResponse {
     }
 }
 
+/// One frame of an A2A stream, parsed once, by whoever read it off the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamFrame {
+    /// A `result` in one of the four shapes.
+    Result(Box<StreamResponse>),
+    /// An `error` member (it wins over a `result` in the same frame); one
+    /// that is not a JSON-RPC error object reads as code 0.
+    Error(JsonRpcError),
+    /// Neither: no `error`, and a `result` that is missing or unreadable.
+    Malformed,
+}
+
+impl StreamFrame {
+    /// Parses an SSE `data` payload; `None` when it is not a JSON object.
+    /// Well-formed frames are read straight into their types (no
+    /// intermediate `Value`); anything else goes through
+    /// [`StreamFrame::from_value`], so both paths decide alike.
+    pub fn parse(data: &str) -> Option<StreamFrame> {
+        #[derive(Deserialize)]
+        struct Typed {
+            #[serde(default)]
+            result: Option<Box<StreamResponse>>,
+            #[serde(default)]
+            error: Option<JsonRpcError>,
+        }
+        if data.trim_start().starts_with('{') {
+            if let Ok(Typed { result, error }) = serde_json::from_str::<Typed>(data) {
+                return Some(match (error, result) {
+                    (Some(error), _) => StreamFrame::Error(error),
+                    (None, Some(result)) => StreamFrame::Result(result),
+                    (None, None) => StreamFrame::Malformed,
+                });
+            }
+        }
+        match serde_json::from_str::<Value>(data) {
+            Ok(value) if value.is_object() => Some(StreamFrame::from_value(value)),
+            _ => None,
+        }
+    }
+
+    /// Reads a JSON-RPC response object (a non-null `error` wins).
+    pub fn from_value(mut frame: Value) -> StreamFrame {
+        if let Some(error) = frame.get_mut("error").filter(|e| !e.is_null()) {
+            return StreamFrame::Error(serde_json::from_value(error.take()).unwrap_or(
+                JsonRpcError {
+                    code: 0,
+                    message: String::new(),
+                    data: None,
+                },
+            ));
+        }
+        frame
+            .get_mut("result")
+            .map(Value::take)
+            .and_then(|r| serde_json::from_value::<StreamResponse>(r).ok())
+            .map_or(StreamFrame::Malformed, |r| StreamFrame::Result(Box::new(r)))
+    }
+
+    /// The JSON-RPC response object (`Malformed` as `{"result":null}`).
+    pub fn to_value(&self) -> Value {
+        let member = match self {
+            StreamFrame::Result(r) => ("result", serde_json::to_value(r).unwrap_or(Value::Null)),
+            StreamFrame::Error(e) => ("error", serde_json::to_value(e).unwrap_or(Value::Null)),
+            StreamFrame::Malformed => ("result", Value::Null),
+        };
+        let mut frame = Map::new();
+        frame.insert("jsonrpc".into(), Value::from("2.0"));
+        frame.insert(member.0.into(), member.1);
+        Value::Object(frame)
+    }
+}
+
+impl Serialize for StreamFrame {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for StreamFrame {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(StreamFrame::from_value)
+    }
+}
+
 /// `metadata.iac_code` of a metadata value, when it is an object.
 pub fn iac_code(metadata: Option<&Value>) -> Option<&Map<String, Value>> {
     metadata?.get("iac_code")?.as_object()

@@ -151,12 +151,12 @@ impl SseParser {
     fn process_line(&mut self, raw: &[u8]) {
         // Line breaks are ASCII, so a complete line never splits a UTF-8
         // sequence; lossy decoding only affects genuinely invalid bytes.
-        let mut text = String::from_utf8_lossy(raw).into_owned();
+        // Borrowed unless invalid: no copy of the line on the hot path.
+        let decoded = String::from_utf8_lossy(raw);
+        let mut text: &str = &decoded;
         if self.at_start {
             self.at_start = false;
-            if let Some(stripped) = text.strip_prefix('\u{feff}') {
-                text = stripped.to_owned();
-            }
+            text = text.strip_prefix('\u{feff}').unwrap_or(text);
         }
         if text.is_empty() {
             self.dispatch();
@@ -169,7 +169,7 @@ impl SseParser {
         }
         let (field, value) = match text.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (text.as_str(), ""),
+            None => (text, ""),
         };
         match field {
             "event" => self.event = Some(value.to_owned()),

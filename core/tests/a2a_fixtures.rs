@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use iac_agui_core::a2a::{JsonRpcResponse, Message, StreamResponse, Task, TaskState};
+use iac_agui_core::a2a::{JsonRpcResponse, Message, StreamFrame, StreamResponse, Task, TaskState};
 use iac_agui_core::json::{lenient_i64, lenient_u64};
 use serde_json::{json, Map, Value};
 
@@ -73,6 +73,70 @@ fn every_streamed_frame_parses_without_loss() {
         assert!(task_ids.len() <= 1, "{name}: several tasks {task_ids:?}");
     }
     assert!(frames > 100, "only {frames} frames");
+}
+
+/// The host reads each SSE `data` straight into a [`StreamFrame`]; the
+/// golden replay and the other hosts read a `Value` first. Both must decide
+/// alike on every captured frame and on the odd ones.
+#[test]
+fn stream_frames_parse_alike_from_text_and_from_value() {
+    let mut frames = 0;
+    for (name, capture) in captures() {
+        let events = capture.get("events").and_then(Value::as_array);
+        if method(&capture).is_none() || events.is_none() {
+            continue;
+        }
+        for raw in events.into_iter().flatten() {
+            let text = raw.to_string();
+            let parsed = StreamFrame::parse(&text).unwrap_or_else(|| panic!("{name}: {text}"));
+            assert!(matches!(parsed, StreamFrame::Result(_)), "{name}: {text}");
+            assert_eq!(parsed, StreamFrame::from_value(raw.clone()), "{name}");
+            frames += 1;
+        }
+    }
+    assert!(frames > 100, "only {frames} frames");
+
+    let error = json!({"code": -32001, "message": "gone"});
+    let task = json!({"task": {"id": "t1", "contextId": "c1", "status": {"state": "working"}}});
+    let cases = [
+        // An error wins over a result in the same frame.
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "error": error, "result": task}),
+            "error",
+        ),
+        // An error that is not a JSON-RPC error object still is one (code 0).
+        (json!({"jsonrpc": "2.0", "id": 1, "error": "boom"}), "error"),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "error": null, "result": task}),
+            "result",
+        ),
+        (json!({"jsonrpc": "2.0", "id": 1}), "malformed"),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"task": 7}}),
+            "malformed",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"bogus": {}}}),
+            "malformed",
+        ),
+    ];
+    for (frame, kind) in cases {
+        let parsed = StreamFrame::parse(&frame.to_string()).expect("an object");
+        let seen = match &parsed {
+            StreamFrame::Result(_) => "result",
+            StreamFrame::Error(_) => "error",
+            StreamFrame::Malformed => "malformed",
+        };
+        assert_eq!(seen, kind, "{frame}");
+        assert_eq!(parsed, StreamFrame::from_value(frame.clone()), "{frame}");
+    }
+    match StreamFrame::parse(r#"{"error":"boom"}"#) {
+        Some(StreamFrame::Error(e)) => assert_eq!(e.code, 0),
+        other => panic!("{other:?}"),
+    }
+    for not_an_object in ["[1,2]", "\"text\"", "42", "null", "{", ""] {
+        assert_eq!(StreamFrame::parse(not_an_object), None, "{not_an_object}");
+    }
 }
 
 #[test]

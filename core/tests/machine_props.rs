@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use iac_agui_core::a2a::StreamFrame;
 use iac_agui_core::agui::{EventBody, Outcome};
 use iac_agui_core::document::{context_id, ThreadDocument};
 use iac_agui_core::ids::IdGen;
@@ -395,7 +396,7 @@ impl World {
                 } else if roll < 11 {
                     Answer::Failed
                 } else {
-                    Answer::Frame(self.frame(&thread, &task))
+                    Answer::Frame(StreamFrame::from_value(self.frame(&thread, &task)))
                 }
             }
         };

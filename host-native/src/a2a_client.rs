@@ -20,7 +20,7 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use iac_agui_core::a2a::{JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method, StreamResponse};
+use iac_agui_core::a2a::{JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method, StreamFrame};
 use iac_agui_core::sse::{SseItem, SseParser};
 use serde_json::Value;
 
@@ -61,15 +61,6 @@ impl std::fmt::Display for A2aError {
 }
 
 impl std::error::Error for A2aError {}
-
-/// One item of a streamed call.
-#[derive(Debug, Clone, PartialEq)]
-pub enum A2aFrame {
-    /// A `result` frame.
-    Event(Box<StreamResponse>),
-    /// An error frame (`event: error`, or any frame with `error`).
-    Error(JsonRpcError),
-}
 
 /// Outcome of `POST /iac-code/session/ensure-restored` (A2A-WIRE §6.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -401,34 +392,23 @@ impl A2aClient {
 }
 
 impl A2aStream {
-    /// The next frame; `None` when the runtime closed the stream cleanly.
+    /// The next frame, parsed once (an `event: error` frame, or any frame
+    /// with `error`, is [`StreamFrame::Error`]); `None` when the runtime
+    /// closed the stream cleanly.
     ///
     /// # Errors
-    /// A frame that is not JSON-RPC, a broken connection, or a silence longer
-    /// than the stream idle timeout. After an error the stream is finished.
-    pub async fn next(&mut self) -> Option<Result<A2aFrame, A2aError>> {
-        let value = match self.next_value().await? {
-            Ok(value) => value,
-            Err(error) => return Some(Err(error)),
-        };
-        Some(parse_frame(value))
-    }
-
-    /// The next frame as the raw JSON-RPC response object (for the core's
-    /// machine, which reads `result` or `error` itself).
-    ///
-    /// # Errors
-    /// As [`A2aStream::next`]; a frame that is not a JSON object is
-    /// [`A2aError::BadJson`].
-    pub async fn next_value(&mut self) -> Option<Result<Value, A2aError>> {
+    /// A frame that is not a JSON object ([`A2aError::BadJson`]), a broken
+    /// connection, or a silence longer than the stream idle timeout. After
+    /// an error the stream is finished.
+    pub async fn next(&mut self) -> Option<Result<StreamFrame, A2aError>> {
         loop {
             while let Some(item) = self.parser.poll() {
                 let SseItem::Event(event) = item else {
                     continue;
                 };
-                return Some(match serde_json::from_str::<Value>(&event.data) {
-                    Ok(value) if value.is_object() => Ok(value),
-                    _ => {
+                return Some(match StreamFrame::parse(&event.data) {
+                    Some(frame) => Ok(frame),
+                    None => {
                         self.done = true;
                         Err(A2aError::BadJson)
                     }
@@ -471,16 +451,6 @@ fn rpc_request(method: Method, params: Value) -> JsonRpcRequest {
     // runtime merely echoes.
     let _ = getrandom::fill(&mut id);
     JsonRpcRequest::new(iac_agui_core::json::hex(&id), method, params)
-}
-
-fn parse_frame(value: Value) -> Result<A2aFrame, A2aError> {
-    let answer: JsonRpcResponse = serde_json::from_value(value).map_err(|_| A2aError::BadJson)?;
-    if let Some(error) = answer.error {
-        return Ok(A2aFrame::Error(error));
-    }
-    let result = answer.result.ok_or(A2aError::BadJson)?;
-    let event: StreamResponse = serde_json::from_value(result).map_err(|_| A2aError::BadJson)?;
-    Ok(A2aFrame::Event(Box::new(event)))
 }
 
 fn expect_ok(status: StatusCode) -> Result<(), A2aError> {

@@ -23,11 +23,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use iac_agui_core::a2a::Method;
+use iac_agui_core::a2a::{Method, StreamFrame};
 use iac_agui_core::machine::{Answer, Config, EffectId, Load, Machine, Output};
 use iac_agui_core::validate::ValidatedRun;
 use iac_agui_core::Language;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinHandle};
 
@@ -96,8 +96,9 @@ enum Msg {
         reply: oneshot::Sender<(u16, Value)>,
     },
     Answer(EffectId, Answer),
-    /// One A2A stream frame with the relay credit it spent.
-    Frame(EffectId, Value, OwnedSemaphorePermit),
+    /// One A2A stream frame (parsed on the relay's task, off the actor)
+    /// with the relay credit it spent.
+    Frame(EffectId, StreamFrame, OwnedSemaphorePermit),
     Disconnected(RunKey),
 }
 
@@ -534,8 +535,10 @@ async fn relay_stream(
     let mut stream = match client.stream_raw(request).await {
         Ok(stream) => stream,
         Err(A2aError::Rpc(error)) => {
-            let frame = json!({"error": error, "id": request.id, "jsonrpc": "2.0"});
-            send(tx, Msg::Answer(id, Answer::Frame(frame)));
+            send(
+                tx,
+                Msg::Answer(id, Answer::Frame(StreamFrame::Error(error))),
+            );
             send(tx, Msg::Answer(id, Answer::StreamEnded));
             return;
         }
@@ -545,7 +548,7 @@ async fn relay_stream(
         }
     };
     loop {
-        match stream.next_value().await {
+        match stream.next().await {
             Some(Ok(frame)) => {
                 // The semaphore is never closed, so acquiring only waits.
                 let Ok(credit) = Arc::clone(&credits).acquire_owned().await else {
@@ -565,6 +568,9 @@ async fn relay_stream(
     }
 }
 
+/// Most events one body chunk carries (a burst is sent as one write).
+const WRITE_BATCH: usize = 64;
+
 /// Writes one run's events; reports a gone client as a disconnect.
 async fn write_run(
     sink: SseSink,
@@ -581,19 +587,35 @@ async fn write_run(
                 return;
             }
         };
+        let mut batch = Vec::new();
+        let mut end = false;
         match msg {
-            Some(WriterMsg::Event(json, _credit)) => {
-                // `_credit` is dropped after the write: the relay may then
-                // read its next frame.
-                if sink.send_json(&json).await.is_err() {
-                    send(&engine, Msg::Disconnected(key));
-                    return;
-                }
+            Some(WriterMsg::Event(json, credit)) => batch.push((json, credit)),
+            Some(WriterMsg::End) | None => end = true,
+        }
+        // Whatever else is already queued goes out in the same write.
+        while !end && batch.len() < WRITE_BATCH {
+            match rx.try_recv() {
+                Ok(WriterMsg::Event(json, credit)) => batch.push((json, credit)),
+                Ok(WriterMsg::End) => end = true,
+                Err(_) => break,
             }
-            Some(WriterMsg::End) | None => {
-                sink.finish();
-                return;
-            }
+        }
+        if !batch.is_empty()
+            && sink
+                .send_all(batch.iter().map(|(json, _)| json.as_str()))
+                .await
+                .is_err()
+        {
+            send(&engine, Msg::Disconnected(key));
+            return;
+        }
+        // The batch's credits are dropped only now, after the write: the
+        // relay may then read its next frames.
+        drop(batch);
+        if end {
+            sink.finish();
+            return;
         }
     }
 }

@@ -5,6 +5,12 @@ use std::process::ExitCode;
 use clap::Parser as _;
 use iac_agui::config::{Cli, Command, Settings};
 
+// Per-thread free lists: the relay allocates and frees a few small buffers
+// per event, which glibc's malloc made a fifth of the server's CPU
+// (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let Cli {
         command: Command::Serve(args),

@@ -89,13 +89,27 @@ impl SseSink {
     /// # Errors
     /// [`Disconnected`] when the client is gone.
     pub async fn send_json(&self, json: &str) -> Result<(), Disconnected> {
-        debug_assert!(!json.contains('\n'));
-        let mut record = Vec::with_capacity(json.len() + 8);
-        record.extend_from_slice(b"data: ");
-        record.extend_from_slice(json.as_bytes());
-        record.extend_from_slice(b"\n\n");
+        self.send_all([json]).await
+    }
+
+    /// Writes event records as one body chunk, so that a burst of events
+    /// costs one wake-up of the connection and one write.
+    ///
+    /// # Errors
+    /// [`Disconnected`] when the client is gone.
+    pub async fn send_all<'a>(
+        &self,
+        jsons: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), Disconnected> {
+        let mut records = Vec::new();
+        for json in jsons {
+            debug_assert!(!json.contains('\n'));
+            records.extend_from_slice(b"data: ");
+            records.extend_from_slice(json.as_bytes());
+            records.extend_from_slice(b"\n\n");
+        }
         self.tx
-            .send(Bytes::from(record))
+            .send(Bytes::from(records))
             .await
             .map_err(|_| Disconnected)?;
         *self.last_write.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();

@@ -6,9 +6,9 @@ mod support;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use iac_agui::a2a_client::{A2aClient, A2aError, A2aFrame, A2aTimeouts, RestoreOutcome};
+use iac_agui::a2a_client::{A2aClient, A2aError, A2aTimeouts, RestoreOutcome};
 use iac_agui::secret::Secret;
-use iac_agui_core::a2a::{Method, StreamResponse, TaskState};
+use iac_agui_core::a2a::{Method, StreamFrame, StreamResponse, TaskState};
 use serde_json::json;
 use support::*;
 
@@ -42,11 +42,11 @@ async fn stream_accepts_crlf_pings_and_error_frames() {
         .stream(Method::SendStreamingMessage, json!({"message": {}}))
         .await
         .unwrap();
-    let Some(Ok(A2aFrame::Event(first))) = stream.next().await else {
+    let Some(Ok(StreamFrame::Result(first))) = stream.next().await else {
         panic!("task frame")
     };
     assert!(matches!(*first, StreamResponse::Task(ref t) if t.id == "t1"));
-    let Some(Ok(A2aFrame::Event(second))) = stream.next().await else {
+    let Some(Ok(StreamFrame::Result(second))) = stream.next().await else {
         panic!("status frame")
     };
     assert_eq!(second.state(), Some(&TaskState::Working));
@@ -54,7 +54,7 @@ async fn stream_accepts_crlf_pings_and_error_frames() {
         panic!()
     };
     assert_eq!(update.status.message.unwrap().text(), "café");
-    let Some(Ok(A2aFrame::Error(error))) = stream.next().await else {
+    let Some(Ok(StreamFrame::Error(error))) = stream.next().await else {
         panic!("error frame")
     };
     assert_eq!(error.code, -32603);

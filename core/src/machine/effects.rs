@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::a2a::JsonRpcRequest;
+use crate::a2a::{JsonRpcRequest, StreamFrame};
 use crate::agui::Event;
 
 /// Names one effect; its answer comes back with the same id.
@@ -47,10 +47,10 @@ pub enum Answer {
         /// True when the document is durably stored.
         ok: bool,
     },
-    /// One frame of an A2A stream: the JSON-RPC response object (with
-    /// `result` or `error`). A call the runtime rejected before streaming
-    /// (a plain JSON body) comes back as one such frame.
-    Frame(Value),
+    /// One frame of an A2A stream (its `result` or `error`). A call the
+    /// runtime rejected before streaming (a plain JSON body) comes back as
+    /// one such frame. In JSON, the JSON-RPC response object.
+    Frame(StreamFrame),
     /// The A2A stream ended.
     StreamEnded,
     /// The JSON-RPC response object of a unary A2A call.

@@ -9,12 +9,10 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use serde_json::Value;
-
 use super::resume::Resolution;
-use super::run_effects::{interrupt_of, merge_pending, rejection, rpc_error};
+use super::run_effects::{interrupt_of, merge_pending, rejection};
 use super::{Answer, EffectId, Io};
-use crate::a2a::{StreamResponse, Task, TaskState};
+use crate::a2a::{StreamFrame, StreamResponse, Task, TaskState};
 use crate::agui::{Event, EventBody, Outcome, ResumeEntry};
 use crate::document::ThreadDocument;
 use crate::error::{ErrorCode, MessageKey, ProtocolError};
@@ -83,7 +81,7 @@ pub(super) enum StreamKind {
 /// Work queued behind a wait.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Item {
-    Frame(EffectId, Value),
+    Frame(EffectId, StreamFrame),
     End(EffectId),
     Failed(EffectId),
     /// A GetTask snapshot read after sideband answers, mapped like a frame.
@@ -321,28 +319,23 @@ impl Run {
     }
 
     /// One frame of the current stream.
-    fn on_frame(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64, mut frame: Value) {
+    fn on_frame(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64, frame: StreamFrame) {
         let Some(stream) = self.stream.clone() else {
             return;
         };
-        if let Some(error) = rpc_error(&frame) {
-            return match stream.kind {
-                StreamKind::Question | StreamKind::Permission(_) => {
-                    self.fail(doc, io, now, rejection(&error), Failure::Plain)
+        let parsed = match frame {
+            StreamFrame::Result(parsed) => parsed,
+            StreamFrame::Malformed => return self.fail_unavailable(doc, io, now),
+            StreamFrame::Error(error) => {
+                return match stream.kind {
+                    StreamKind::Question | StreamKind::Permission(_) => {
+                        self.fail(doc, io, now, rejection(&error), Failure::Plain)
+                    }
+                    StreamKind::SidebandSubscribe => self.sideband_refresh(doc, io),
+                    StreamKind::Main => self.fail_unavailable(doc, io, now),
+                    StreamKind::Subscribe => self.finish(doc, io, now),
                 }
-                StreamKind::SidebandSubscribe => self.sideband_refresh(doc, io),
-                StreamKind::Main => self.fail_unavailable(doc, io, now),
-                StreamKind::Subscribe => self.finish(doc, io, now),
-            };
-        }
-        // Moved out, not cloned: a deep copy of every frame was a sizeable
-        // share of the relay's CPU (BENCHMARKS.md).
-        let Some(parsed) = frame
-            .get_mut("result")
-            .map(Value::take)
-            .and_then(|r| serde_json::from_value::<StreamResponse>(r).ok())
-        else {
-            return self.fail_unavailable(doc, io, now);
+            }
         };
         let mapped = self
             .mapper

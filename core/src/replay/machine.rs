@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use crate::a2a::StreamFrame;
 use crate::document::ThreadDocument;
 use crate::machine::{Answer, Config, Load, Machine, Output};
 use crate::validate::validate_run;
@@ -154,7 +155,12 @@ fn answer_of(step: &Value) -> Option<Answer> {
         return Some(Answer::Persisted { ok });
     }
     if let Some(frame) = step.get("frame") {
-        return Some(Answer::Frame(frame.clone()));
+        // As the native host reads it: one parse of the SSE data; data that
+        // is not a JSON object fails the stream.
+        return Some(match StreamFrame::parse(&frame.to_string()) {
+            Some(frame) => Answer::Frame(frame),
+            None => Answer::Failed,
+        });
     }
     if step.get("end").is_some() {
         return Some(Answer::StreamEnded);
