@@ -11,6 +11,7 @@
 //! client concern) and with comments surfaced so that a host can treat a
 //! keep-alive ping as liveness.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::string::String;
 
@@ -110,20 +111,29 @@ impl SseParser {
                     continue;
                 }
             }
-            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            match memchr::memchr2(b'\n', b'\r', rest) {
                 Some(end) => {
-                    self.line.extend_from_slice(&rest[..end]);
                     self.skip_lf = rest[end] == b'\r';
-                    rest = &rest[end + 1..];
-                    self.check_size()?;
-                    let line = core::mem::take(&mut self.line);
-                    self.process_line(&line);
-                    self.check_size()?;
+                    let (line, after) = (&rest[..end], &rest[end + 1..]);
+                    rest = after;
+                    if self.line.is_empty() {
+                        // The common case: the whole line is in this chunk.
+                        self.check_size(line.len())?;
+                        self.process_line(line);
+                    } else {
+                        self.line.extend_from_slice(line);
+                        self.check_size(0)?;
+                        let whole = core::mem::take(&mut self.line);
+                        self.process_line(&whole);
+                        // Keep the buffer for the next split line.
+                        self.line = whole;
+                        self.line.clear();
+                    }
                 }
                 None => {
                     self.line.extend_from_slice(rest);
                     rest = &[];
-                    self.check_size()?;
+                    self.check_size(0)?;
                 }
             }
         }
@@ -141,8 +151,9 @@ impl SseParser {
         !self.line.is_empty() || self.has_data || self.event.is_some()
     }
 
-    fn check_size(&self) -> Result<(), SseError> {
-        if self.line.len() + self.data.len() > self.max_buffered {
+    /// Refuses buffered bytes (plus `extra` about to be) past the bound.
+    fn check_size(&self, extra: usize) -> Result<(), SseError> {
+        if self.line.len() + extra + self.data.len() > self.max_buffered {
             return Err(SseError::TooLarge);
         }
         Ok(())
@@ -152,7 +163,10 @@ impl SseParser {
         // Line breaks are ASCII, so a complete line never splits a UTF-8
         // sequence; lossy decoding only affects genuinely invalid bytes.
         // Borrowed unless invalid: no copy of the line on the hot path.
-        let decoded = String::from_utf8_lossy(raw);
+        let decoded = match core::str::from_utf8(raw) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(raw),
+        };
         let mut text: &str = &decoded;
         if self.at_start {
             self.at_start = false;
