@@ -402,17 +402,8 @@ impl A2aStream {
     /// an error the stream is finished.
     pub async fn next(&mut self) -> Option<Result<StreamFrame, A2aError>> {
         loop {
-            while let Some(item) = self.parser.poll() {
-                let SseItem::Event(event) = item else {
-                    continue;
-                };
-                return Some(match StreamFrame::parse(&event.data) {
-                    Some(frame) => Ok(frame),
-                    None => {
-                        self.done = true;
-                        Err(A2aError::BadJson)
-                    }
-                });
+            if let Some(frame) = self.next_buffered() {
+                return Some(frame);
             }
             if self.done {
                 return None;
@@ -436,6 +427,25 @@ impl A2aStream {
                 }
             }
         }
+    }
+
+    /// The next frame already read off the connection, if any; never waits
+    /// (a relay takes a burst of frames in one go). Errors as
+    /// [`A2aStream::next`].
+    pub fn next_buffered(&mut self) -> Option<Result<StreamFrame, A2aError>> {
+        while let Some(item) = self.parser.poll() {
+            let SseItem::Event(event) = item else {
+                continue;
+            };
+            return Some(match StreamFrame::parse(&event.data) {
+                Some(frame) => Ok(frame),
+                None => {
+                    self.done = true;
+                    Err(A2aError::BadJson)
+                }
+            });
+        }
+        None
     }
 
     fn fail<T>(&mut self, error: A2aError) -> Option<Result<T, A2aError>> {

@@ -1,6 +1,12 @@
-//! The host loop around the core's thread [`Machine`]: one actor task owns
-//! the machine; it feeds inputs (requests, cancels, disconnects, timers,
+//! The host loop around the core's thread [`Machine`]: an actor task owns a
+//! machine; it feeds inputs (requests, cancels, disconnects, timers,
 //! shutdown, effect outcomes), drains outputs and performs them.
+//!
+//! Threads are independent of each other, so the engine runs one actor per
+//! core ("shard"), each with its own machine, and sends every request of a
+//! thread to the same shard (by a hash of its id): runs on different
+//! threads are mapped in parallel and never queue behind each other's
+//! frames on one task.
 //!
 //! Performing never blocks the actor: persists, A2A calls and streams run on
 //! their own tasks and come back as [`Answer`]s; events go to a per-run
@@ -40,6 +46,10 @@ use crate::store::StateStore;
 /// relay stops reading the stream.
 pub const STREAM_CREDIT: usize = 32;
 
+/// Most frames a relay hands to its actor in one message (frames that
+/// arrived together; fewer wake-ups than one message each).
+const RELAY_BATCH: usize = STREAM_CREDIT / 2;
+
 /// How long a `CancelTask` may take before it counts as failed; the cancel
 /// extension's answer waits for it.
 const CANCEL_TASK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -60,9 +70,14 @@ pub enum Admission {
     Unavailable,
 }
 
-/// A handle to the engine actor.
+/// A handle to the engine's actors.
 #[derive(Debug, Clone)]
 pub struct Engine {
+    shards: Arc<[Shard]>,
+}
+
+#[derive(Debug)]
+struct Shard {
     tx: mpsc::UnboundedSender<Msg>,
     idle: watch::Receiver<bool>,
 }
@@ -96,18 +111,43 @@ enum Msg {
         reply: oneshot::Sender<(u16, Value)>,
     },
     Answer(EffectId, Answer),
-    /// One A2A stream frame (parsed on the relay's task, off the actor)
+    /// A2A stream frames (parsed on the relay's task, off the actor), each
     /// with the relay credit it spent.
-    Frame(EffectId, StreamFrame, OwnedSemaphorePermit),
+    Frames(EffectId, Vec<(StreamFrame, OwnedSemaphorePermit)>),
     Disconnected(RunKey),
 }
 
 type RunKey = (String, String);
 
 impl Engine {
-    /// Starts the actor; it stops the runs (RUN_ERROR) when `shutdown`
-    /// turns true and ends when every handle is gone.
+    /// Starts one actor per available core; they stop their runs
+    /// (RUN_ERROR) when `shutdown` turns true and end when every handle is
+    /// gone.
     pub fn start(deps: EngineDeps, shutdown: watch::Receiver<bool>) -> Engine {
+        let count = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
+        Engine::with_shards(deps, shutdown, count)
+    }
+
+    /// As [`Engine::start`], with `count` actors (at least one).
+    pub fn with_shards(deps: EngineDeps, shutdown: watch::Receiver<bool>, count: usize) -> Engine {
+        let shards = (0..count.max(1))
+            .map(|index| Shard::start(deps.clone(), shutdown.clone(), index as u64))
+            .collect();
+        Engine { shards }
+    }
+
+    /// The shard that owns `thread_id`.
+    fn shard(&self, thread_id: &str) -> &Shard {
+        // FNV-1a: stable, and cheap for short ids.
+        let hash = thread_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        &self.shards[(hash % self.shards.len() as u64) as usize]
+    }
+}
+
+impl Shard {
+    fn start(deps: EngineDeps, shutdown: watch::Receiver<bool>, index: u64) -> Shard {
         let (tx, rx) = mpsc::unbounded_channel();
         let (idle_tx, idle) = watch::channel(true);
         let mut seed = [0u8; 8];
@@ -120,7 +160,7 @@ impl Engine {
             interrupt_ttl_ms: deps.interrupt_ttl.as_millis() as i64,
         };
         let actor = Actor {
-            machine: Machine::new(config, u64::from_le_bytes(seed)),
+            machine: Machine::new(config, u64::from_le_bytes(seed) ^ index),
             self_tx: tx.downgrade(),
             deps,
             admitting: HashMap::new(),
@@ -133,20 +173,23 @@ impl Engine {
             idle: idle_tx,
         };
         tokio::spawn(actor.run(rx, shutdown));
-        Engine { tx, idle }
+        Shard { tx, idle }
     }
+}
 
+impl Engine {
     /// Admits a validated request (SPEC §5); `cwd` is the resolved workspace
     /// and `load` the thread's stored document.
     pub async fn run(&self, run: ValidatedRun, cwd: String, load: Load) -> Admission {
         let (reply, answer) = oneshot::channel();
+        let shard = self.shard(&run.input.thread_id);
         let msg = Msg::Run {
             run: Box::new(run),
             cwd,
             load,
             reply,
         };
-        if self.tx.send(msg).is_err() {
+        if shard.tx.send(msg).is_err() {
             return Admission::Unavailable;
         }
         answer.await.unwrap_or(Admission::Unavailable)
@@ -163,7 +206,8 @@ impl Engine {
         load: Load,
     ) -> Option<(u16, Value)> {
         let (reply, answer) = oneshot::channel();
-        self.tx
+        self.shard(thread_id)
+            .tx
             .send(Msg::Cancel {
                 execution_id: execution_id.to_owned(),
                 thread_id: thread_id.to_owned(),
@@ -179,7 +223,7 @@ impl Engine {
     /// True when no run is active or admitting and no loaded thread has a
     /// pending interrupt.
     pub fn is_idle(&self) -> bool {
-        *self.idle.borrow()
+        self.shards.iter().all(|shard| *shard.idle.borrow())
     }
 }
 
@@ -312,9 +356,14 @@ impl Actor {
                     self.evict_if_settled(&thread);
                 }
             }
-            Msg::Frame(id, frame, credit) => {
-                self.credit = Some(credit);
-                self.machine.handle_answer(now, id, Answer::Frame(frame));
+            Msg::Frames(id, frames) => {
+                for (frame, credit) in frames {
+                    self.credit = Some(credit);
+                    self.machine.handle_answer(now, id, Answer::Frame(frame));
+                    self.perform_all(None);
+                    // A frame that emitted nothing gives its credit back now.
+                    self.credit = None;
+                }
             }
             Msg::Disconnected((thread_id, run_id)) => {
                 self.machine.handle_disconnect(now, &thread_id, &run_id);
@@ -550,11 +599,35 @@ async fn relay_stream(
     loop {
         match stream.next().await {
             Some(Ok(frame)) => {
+                // Frames that came with this one go in the same message.
+                let mut frames = vec![frame];
+                let mut failure = None;
+                while frames.len() < RELAY_BATCH {
+                    match stream.next_buffered() {
+                        Some(Ok(frame)) => frames.push(frame),
+                        Some(Err(error)) => {
+                            failure = Some(error);
+                            break;
+                        }
+                        None => break,
+                    }
+                }
                 // The semaphore is never closed, so acquiring only waits.
-                let Ok(credit) = Arc::clone(&credits).acquire_owned().await else {
+                let Ok(mut credit) = Arc::clone(&credits)
+                    .acquire_many_owned(frames.len() as u32)
+                    .await
+                else {
                     return;
                 };
-                send(tx, Msg::Frame(id, frame, credit));
+                let frames = frames
+                    .into_iter()
+                    .map(|frame| (frame, credit.split(1).unwrap_or_else(|| unreachable!())))
+                    .collect();
+                send(tx, Msg::Frames(id, frames));
+                if let Some(error) = failure {
+                    send(tx, Msg::Answer(id, failed(&error)));
+                    return;
+                }
             }
             Some(Err(error)) => {
                 send(tx, Msg::Answer(id, failed(&error)));
