@@ -40,6 +40,14 @@ pub(crate) enum Step {
     Frame(StreamResponse),
     /// Emit `count` text deltas (`delta-<i> `) as fast as the client reads.
     Deltas { ids: TurnIds, count: u64 },
+    /// Emit `count` text deltas, one `every` interval, each sent at once
+    /// and stamped with its send time (`tick-<i>@<Unix µs> `), so a client
+    /// can measure what lies between the runtime and itself.
+    Ticks {
+        ids: TurnIds,
+        count: u64,
+        every: Duration,
+    },
     /// Emit a mid-stream JSON-RPC error event.
     ErrorFrame(Value),
     /// Say nothing for a while (keep-alive comments still flow).
@@ -123,6 +131,7 @@ impl Player {
             match step {
                 Step::Frame(frame) => self.emit(frame).await,
                 Step::Deltas { ids, count } => self.deltas(&ids, count).await,
+                Step::Ticks { ids, count, every } => self.ticks(&ids, count, every).await,
                 Step::ErrorFrame(error) => {
                     let error_json = error.to_string();
                     if let Some(sink) = &self.sink {
@@ -296,6 +305,18 @@ impl Player {
         }
     }
 
+    async fn ticks(&mut self, ids: &TurnIds, count: u64, every: Duration) {
+        let start = tokio::time::Instant::now();
+        for i in 0..count {
+            tokio::select! {
+                () = tokio::time::sleep_until(start + every * (i as u32)) => {}
+                () = self.cancel.wait() => break,
+            }
+            self.emit(ids.text(&tick_text(i))).await;
+            self.flush().await;
+        }
+    }
+
     fn has_subscribers(&self) -> bool {
         let store = self.shared.lock();
         store
@@ -319,6 +340,14 @@ impl Player {
             self.sink = None;
         }
     }
+}
+
+/// The text of tick number `i`, stamped with the wall clock.
+fn tick_text(i: u64) -> String {
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    format!("tick-{i}@{micros} ")
 }
 
 /// The text of delta number `i` in the `deltas:<N>` scenario.

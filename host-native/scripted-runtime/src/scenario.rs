@@ -38,6 +38,7 @@ pub const SCENARIO_NAMES: &[&str] = &[
     "reject",
     "backup-not-ready",
     "deltas",
+    "ticks",
 ];
 
 /// A scenario chosen by a user message.
@@ -62,6 +63,8 @@ pub(crate) enum Scenario {
     Reject,
     BackupNotReady,
     Deltas(u64),
+    /// Count, and milliseconds between ticks.
+    Ticks(u64, u64),
     Unknown(String),
 }
 
@@ -101,6 +104,12 @@ impl Scenario {
             "reject" => Scenario::Reject,
             "backup-not-ready" => Scenario::BackupNotReady,
             "deltas" => Scenario::Deltas(number.unwrap_or(10)),
+            "ticks" => {
+                // `ticks:<N>` or `ticks:<N>:<ms>`.
+                let mut args = arg.unwrap_or("").split(':').map(|a| a.parse::<u64>().ok());
+                let count = args.next().flatten().unwrap_or(100);
+                Scenario::Ticks(count, args.next().flatten().unwrap_or(1).max(1))
+            }
             _ => Scenario::Unknown(word),
         }
     }
@@ -315,6 +324,15 @@ pub(crate) fn normal_turn(b: &mut Builder<'_>, scenario: &Scenario) -> Vec<Step>
             }
             steps.extend(b.close(&full));
         }
+        Scenario::Ticks(count, ms) => {
+            steps.push(Step::Ticks {
+                ids: b.ids.clone(),
+                count: *count,
+                every: Duration::from_millis(*ms),
+            });
+            // The texts carry send times, so the final one is left out.
+            steps.extend(b.close(""));
+        }
     }
     steps
 }
@@ -378,6 +396,15 @@ mod tests {
             Scenario::parse("scenario:deltas:100000"),
             Scenario::Deltas(100_000)
         );
+        assert_eq!(
+            Scenario::parse("scenario:ticks:500"),
+            Scenario::Ticks(500, 1)
+        );
+        assert_eq!(
+            Scenario::parse("scenario:ticks:500:10"),
+            Scenario::Ticks(500, 10)
+        );
+        assert_eq!(Scenario::parse("scenario:ticks"), Scenario::Ticks(100, 1));
         assert_eq!(
             Scenario::parse("scenario:slow:250 please"),
             Scenario::Slow(Some(250))

@@ -59,6 +59,8 @@ pub(crate) struct RunResult {
     pub(crate) first_event: Option<Duration>,
     /// Gaps between consecutive data records.
     pub(crate) gaps: Samples,
+    /// Send time (in the runtime) → receipt, for `ticks` deltas.
+    pub(crate) latencies: Samples,
     pub(crate) events: u64,
     pub(crate) ending: Ending,
 }
@@ -168,6 +170,7 @@ impl Target {
             Err(ending) => RunResult {
                 first_event: None,
                 gaps: Samples::default(),
+                latencies: Samples::default(),
                 events: 0,
                 ending,
             },
@@ -182,6 +185,7 @@ impl Opened {
         let mut result = RunResult {
             first_event: None,
             gaps: Samples::default(),
+            latencies: Samples::default(),
             events: 0,
             ending: Ending::Truncated,
         };
@@ -200,8 +204,13 @@ impl Opened {
                 continue;
             };
             let now = Instant::now();
-            scanner.feed(&data, |record| {
+            let wall_us = unix_micros();
+            scanner.feed(&data, |record, tick| {
                 result.events += 1;
+                if let Some(sent) = tick {
+                    let us = wall_us.saturating_sub(sent);
+                    result.latencies.push(Duration::from_micros(us));
+                }
                 match last {
                     None => result.first_event = Some(now - self.sent),
                     Some(previous) => result.gaps.push(now - previous),
@@ -234,7 +243,7 @@ impl Opened {
                 continue;
             };
             let mut seen = false;
-            scanner.feed(&data, |_| seen = true);
+            scanner.feed(&data, |_, _| seen = true);
             if seen {
                 return Ok(self.sent.elapsed());
             }
@@ -280,4 +289,12 @@ pub(crate) async fn get_json(authority: &str, path: &str) -> Result<Value, Strin
         return Err(format!("status {status}"));
     }
     serde_json::from_slice(&body).map_err(|e| e.to_string())
+}
+
+/// Wall-clock Unix microseconds (the scripted runtime stamps `ticks` deltas
+/// with the same clock).
+fn unix_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
 }

@@ -19,6 +19,7 @@ pub(crate) struct RunReport {
     events: u64,
     first_event: Samples,
     gaps: Samples,
+    latencies: Samples,
 }
 
 /// What `idle` mode measured.
@@ -40,6 +41,7 @@ impl RunReport {
             self.first_event.push(first);
         }
         self.gaps.extend(result.gaps);
+        self.latencies.extend(result.latencies);
         match result.ending {
             Ending::Finished => self.finished += 1,
             other => self.add_failure(other),
@@ -74,6 +76,13 @@ impl RunReport {
         ];
         rows.extend(percentiles("time to first event", &mut self.first_event));
         rows.extend(percentiles("event inter-arrival", &mut self.gaps));
+        if self.latencies.len() > 0 {
+            // Only `ticks` deltas carry their send time.
+            rows.extend(percentiles(
+                "tick latency (sent → read)",
+                &mut self.latencies,
+            ));
+        }
         if let Some((before, after)) = self.server {
             let cpu = after.cpu.saturating_sub(before.cpu);
             rows.push(row(

@@ -19,12 +19,18 @@ pub(crate) enum Record {
 pub(crate) struct Scanner {
     line: Vec<u8>,
     pending: Option<Record>,
+    tick: Option<u64>,
 }
 
 impl Scanner {
-    /// Feeds one chunk; `on_record` runs once per completed data record.
+    /// Feeds one chunk; `on_record` runs once per completed data record,
+    /// with the send time (Unix µs) of a `ticks` scenario delta it carries.
     /// Comments (`: heartbeat`) and records without data are skipped.
-    pub(crate) fn feed(&mut self, mut chunk: &[u8], mut on_record: impl FnMut(Record)) {
+    pub(crate) fn feed(
+        &mut self,
+        mut chunk: &[u8],
+        mut on_record: impl FnMut(Record, Option<u64>),
+    ) {
         while let Some(at) = chunk.iter().position(|b| *b == b'\n') {
             let line_end = &chunk[..at];
             if self.line.is_empty() {
@@ -41,17 +47,18 @@ impl Scanner {
         self.line.extend_from_slice(chunk);
     }
 
-    fn finish_line(&mut self, line: &[u8], on_record: &mut impl FnMut(Record)) {
+    fn finish_line(&mut self, line: &[u8], on_record: &mut impl FnMut(Record, Option<u64>)) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             if let Some(record) = self.pending.take() {
-                on_record(record);
+                on_record(record, self.tick.take());
             }
             return;
         }
         let Some(data) = line.strip_prefix(b"data:") else {
             return;
         };
+        self.tick = self.tick.or_else(|| tick_stamp(data));
         let kind = classify(data);
         self.pending = Some(match self.pending {
             Some(Record::Event) | None => kind,
@@ -74,7 +81,24 @@ fn classify(data: &[u8]) -> Record {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    find(haystack, needle).is_some()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The send time in `tick-<i>@<unix µs>` (the scripted runtime's `ticks`
+/// scenario), wherever it appears in the record.
+fn tick_stamp(data: &[u8]) -> Option<u64> {
+    let rest = &data[find(data, b"tick-")? + 5..];
+    let rest = &rest[rest.iter().position(|b| !b.is_ascii_digit())?..];
+    let digits = rest.strip_prefix(b"@")?;
+    let end = digits
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -85,7 +109,7 @@ mod tests {
         let mut scanner = Scanner::default();
         let mut out = Vec::new();
         for chunk in chunks {
-            scanner.feed(chunk.as_bytes(), |r| out.push(r));
+            scanner.feed(chunk.as_bytes(), |r, _| out.push(r));
         }
         out
     }
@@ -109,6 +133,28 @@ mod tests {
             scan(&["data: {\"type\":\"RUN_ERROR\"}\n\n"]),
             [Record::Error]
         );
+    }
+
+    #[test]
+    fn tick_send_times_are_read_from_the_delta() {
+        let mut scanner = Scanner::default();
+        let mut ticks = Vec::new();
+        let stream =
+            "data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"tick-7@1733150000123456 \"}\n\n\
+                      data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"delta-7 \"}\n\n\
+                      data: {\"result\":{\"text\":\"tick-x@12\"}}\r\n\r\n";
+        for split in [1, 40, 100] {
+            let (a, b) = stream.split_at(split);
+            ticks.clear();
+            for chunk in [a, b] {
+                scanner.feed(chunk.as_bytes(), |_, tick| ticks.push(tick));
+            }
+            assert_eq!(
+                ticks,
+                [Some(1_733_150_000_123_456), None, None],
+                "split at {split}"
+            );
+        }
     }
 
     #[test]
