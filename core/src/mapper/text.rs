@@ -18,8 +18,9 @@ use crate::ids::IdGen;
 /// Text bookkeeping of one run.
 #[derive(Debug, Clone, Default)]
 pub(super) struct TextState {
-    /// Message id → text produced since it was last finalised.
-    parts: BTreeMap<String, String>,
+    /// Message id → digest, so far, of the text produced since it was last
+    /// finalised (a running hash: memory does not grow with the text).
+    parts: BTreeMap<String, RunningDigest>,
     /// Message ids whose first status text was checked for a replay.
     replay_checked: BTreeSet<String>,
     /// True once any text was mapped in this run (an `assistantFinal` then
@@ -32,15 +33,47 @@ impl TextState {
     pub(super) fn take_all(&mut self) -> Vec<String> {
         std::mem::take(&mut self.parts)
             .into_values()
-            .filter(|t| !t.is_empty())
-            .map(|t| text_digest(&t))
+            .filter_map(RunningDigest::finish)
             .collect()
     }
 
     /// Digest of the unfinalised text of `id`, clearing it.
     fn take(&mut self, id: &str) -> Option<String> {
-        let text = self.parts.remove(id)?;
-        (!text.is_empty()).then(|| text_digest(&text))
+        self.parts.remove(id)?.finish()
+    }
+}
+
+/// SHA-256 of a text fed piece by piece.
+#[derive(Debug, Clone)]
+struct RunningDigest {
+    hasher: Sha256,
+    empty: bool,
+}
+
+impl Default for RunningDigest {
+    fn default() -> Self {
+        RunningDigest {
+            hasher: Sha256::new(),
+            empty: true,
+        }
+    }
+}
+
+impl RunningDigest {
+    fn of(text: &str) -> Self {
+        let mut digest = RunningDigest::default();
+        digest.push(text);
+        digest
+    }
+
+    fn push(&mut self, text: &str) {
+        self.hasher.update(text.as_bytes());
+        self.empty &= text.is_empty();
+    }
+
+    /// The SHA-256 hex of the whole text; `None` for an empty text.
+    fn finish(self) -> Option<String> {
+        (!self.empty).then(|| crate::json::hex(&self.hasher.finalize()))
     }
 }
 
@@ -71,7 +104,7 @@ impl Mapper {
             return;
         }
         // Keep the whole text as the message's next snapshot, show the suffix.
-        self.text.parts.insert(key, text.to_owned());
+        self.text.parts.insert(key, RunningDigest::of(text));
         let suffix = &text[prefix..];
         if !suffix.is_empty() {
             self.map_text(suffix, message_id, false, false, out, ids);
@@ -112,7 +145,7 @@ impl Mapper {
         self.spans.current_text = Some(id.clone());
         self.spans.text_content(&id, text, out);
         if record {
-            self.text.parts.entry(id).or_default().push_str(text);
+            self.text.parts.entry(id).or_default().push(text);
         }
         self.text.emitted = true;
     }
@@ -164,11 +197,6 @@ impl Mapper {
     }
 }
 
-/// SHA-256 hex of a text's UTF-8 bytes.
-pub(super) fn text_digest(text: &str) -> String {
-    crate::json::hex(&Sha256::digest(text.as_bytes()))
-}
-
 /// Byte length of the longest prefix of `text` (on a character boundary)
 /// whose digest is in `digests`; 0 when none is.
 fn replayed_prefix_len(text: &str, digests: &BTreeSet<String>) -> usize {
@@ -192,6 +220,24 @@ fn replayed_prefix_len(text: &str, digests: &BTreeSet<String>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SHA-256 hex of a text's UTF-8 bytes.
+    fn text_digest(text: &str) -> String {
+        crate::json::hex(&Sha256::digest(text.as_bytes()))
+    }
+
+    #[test]
+    fn running_digest_equals_the_digest_of_the_whole_text() {
+        let mut running = RunningDigest::default();
+        for piece in ["", "Hé", "", "llo ", "wörld"] {
+            running.push(piece);
+        }
+        assert_eq!(running.finish(), Some(text_digest("Héllo wörld")));
+        assert_eq!(RunningDigest::of("abc").finish(), Some(text_digest("abc")));
+        let mut empty = RunningDigest::default();
+        empty.push("");
+        assert_eq!(empty.finish(), None, "an empty text has no digest");
+    }
 
     #[test]
     fn replayed_prefix_finds_the_longest_known_prefix() {
