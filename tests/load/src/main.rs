@@ -130,6 +130,19 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
     let before = pid.and_then(proc::sample);
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
+    // The server's RSS through the run (flat, or growing with events?).
+    let (stop_sampling, mut stopped) = tokio::sync::watch::channel(false);
+    let sampler = tokio::spawn(async move {
+        let mut samples = Vec::new();
+        while let Some(sample) = pid.and_then(proc::sample) {
+            samples.push(sample.rss_kib);
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = stopped.changed() => break,
+            }
+        }
+        samples
+    });
     let workers: Vec<_> = (0..options.concurrency.min(options.runs))
         .map(|_| {
             let target = Arc::clone(target);
@@ -155,6 +168,8 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
         }
     }
     report.elapsed = started.elapsed();
+    let _ = stop_sampling.send(true);
+    report.rss_timeline = sampler.await.unwrap_or_default();
     let after = pid.and_then(proc::sample);
     report.server = before.zip(after);
     report

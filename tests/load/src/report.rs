@@ -14,6 +14,8 @@ pub(crate) struct RunReport {
     pub(crate) elapsed: Duration,
     /// Server figures before and after the runs.
     pub(crate) server: Option<(ProcSample, ProcSample)>,
+    /// The server's RSS (KiB), every 50 ms while the runs went on.
+    pub(crate) rss_timeline: Vec<u64>,
     finished: usize,
     failures: BTreeMap<String, usize>,
     events: u64,
@@ -95,6 +97,9 @@ impl RunReport {
             }
             rows.push(row("server RSS before", &kib(before.rss_kib)));
             rows.push(row("server RSS after", &kib(after.rss_kib)));
+            if let Some(through) = timeline(&self.rss_timeline) {
+                rows.push(row("server RSS at 10/50/90 % of the run", &through));
+            }
             rows.push(row("server peak RSS", &kib(after.peak_rss_kib)));
         }
         for (kind, count) in &self.failures {
@@ -165,6 +170,15 @@ fn percentiles(name: &str, samples: &mut Samples) -> Vec<(String, String)> {
             show(samples.percentile(99.0)),
         ),
     )]
+}
+
+/// RSS at 10, 50 and 90 % of the run's samples; `None` for fewer than 10.
+fn timeline(samples: &[u64]) -> Option<String> {
+    (samples.len() >= 10).then(|| {
+        [10, 50, 90]
+            .map(|p| kib(samples[samples.len() * p / 100]))
+            .join(" / ")
+    })
 }
 
 fn kib(value: u64) -> String {
