@@ -36,6 +36,10 @@ section "100 concurrent runs of 100 deltas (1000 runs): latency"
 "$load" "${ours[@]}" --runs 1000 --concurrency 100 --scenario deltas:100
 "$load" "${a2a[@]}" --runs 1000 --concurrency 100 --scenario deltas:100
 
+section "per-event latency: 100 concurrent runs of 500 ticks, one every 10 ms"
+"$load" "${ours[@]}" --runs 100 --concurrency 100 --scenario ticks:500:10
+"$load" "${a2a[@]}" --runs 100 --concurrency 100 --scenario ticks:500:10
+
 section "admission: plain runs, one client"
 "$load" "${ours[@]}" --runs 200 --scenario plain
 "$load" "${a2a[@]}" --runs 200 --scenario plain
@@ -43,8 +47,9 @@ section "admission: plain runs, one client"
 section "admission: plain runs, 100 clients"
 "$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain
 
-section "memory over one 1,000,000-delta run"
+section "memory over one, then three 1,000,000-delta runs"
 "$load" "${ours[@]}" --runs 1 --scenario deltas:1000000
+"$load" "${ours[@]}" --runs 3 --scenario deltas:1000000
 
 section "idle streams (heartbeat 1 s)"
 "$load" idle "${ours[@]}" --streams "${IDLE_STREAMS:-5000}" --concurrency 200 --hold 5 --heartbeat 1
@@ -54,6 +59,7 @@ if [[ -n ${PY_AGUI_URL:-} ]]; then
   section "Python iac-code agui 0.16.0 at $PY_AGUI_URL"
   "$load" "${py[@]}" --runs 5 --scenario deltas:100000
   "$load" "${py[@]}" --runs 1000 --concurrency 100 --scenario deltas:100
+  "$load" "${py[@]}" --runs 100 --concurrency 100 --scenario ticks:500:10
   "$load" "${py[@]}" --runs 200 --scenario plain
   "$load" idle "${py[@]}" --streams "${IDLE_STREAMS:-5000}" --concurrency 200 --hold 5
 fi
