@@ -42,7 +42,7 @@ mod run;
 mod run_effects;
 mod run_resume;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::document::{parse_iso_ms, ThreadDocument};
 use crate::error::{ErrorCode, MessageKey, ProtocolError};
@@ -106,17 +106,18 @@ impl Machine {
         self.threads
             .values()
             .filter(|t| t.run.is_none() && t.admitting.is_none())
-            .flat_map(|t| t.doc.execution.pending.values())
-            .filter_map(|p| p.expires_at.as_deref().and_then(parse_iso_ms))
+            .flat_map(Thread::unexpired_pending)
+            .filter_map(|(_, at)| at)
             .min()
     }
 
     /// True when no run is active or being admitted and no loaded thread has
-    /// a pending interrupt (for `--idle-shutdown`).
+    /// a pending interrupt that can still be answered (for
+    /// `--idle-shutdown`).
     pub fn is_idle(&self) -> bool {
-        self.threads
-            .values()
-            .all(|t| t.run.is_none() && t.admitting.is_none() && t.doc.execution.pending.is_empty())
+        self.threads.values().all(|t| {
+            t.run.is_none() && t.admitting.is_none() && t.unexpired_pending().next().is_none()
+        })
     }
 
     /// Forgets a loaded thread that has nothing in flight, so a long-running
@@ -202,6 +203,8 @@ impl Machine {
             .entry(thread_id.clone())
             .or_insert_with(|| Thread::new(admitted.document.clone()));
         thread.doc = admitted.document.clone();
+        let pending = &thread.doc.execution.pending;
+        thread.expired.retain(|id| pending.contains_key(id));
         if let Some(task_id) = &admitted.expired_task {
             self.io.cancel_task(task_id);
         }
@@ -312,21 +315,29 @@ impl Machine {
         }
     }
 
-    /// Expires abandoned interrupts whose `expiresAt` passed (SPEC §11):
-    /// pending state removed, A2A task cancelled, document persisted.
+    /// Acts on abandoned interrupts whose `expiresAt` passed (SPEC §11): their
+    /// A2A task is cancelled at once; their pending state is removed at the
+    /// thread's next access (a resume then gets EXECUTION_EXPIRED).
     pub fn handle_timeout(&mut self, now_ms: i64) {
-        for (thread_id, thread) in &mut self.threads {
+        for thread in self.threads.values_mut() {
             if thread.run.is_some() || thread.admitting.is_some() {
                 continue;
             }
-            if !thread.doc.has_expired_interrupt(now_ms) {
+            let expired: Vec<String> = thread
+                .unexpired_pending()
+                .filter(|(_, at)| at.is_some_and(|at| at <= now_ms))
+                .map(|(id, _)| id.clone())
+                .collect();
+            if expired.is_empty() {
                 continue;
             }
-            if let Some(task_id) = expire(&mut thread.doc) {
-                self.io.cancel_task(&task_id);
+            // Only the A2A task goes now. The pending state stays until the
+            // thread's next access, which removes it and answers a resume
+            // with EXECUTION_EXPIRED (SPEC §8 step 2), not EXECUTION_LOST.
+            thread.expired.extend(expired);
+            if let Some(task_id) = &thread.doc.execution.task_id {
+                self.io.cancel_task(task_id);
             }
-            self.io
-                .persist(Owner::BestEffort(thread_id.clone()), &thread.doc);
         }
     }
 
@@ -485,6 +496,9 @@ struct Thread {
     admitting: Option<Admitting>,
     /// Cancels that arrived while an admission was being persisted.
     deferred_cancels: Vec<CancelRequest>,
+    /// Pending interrupts whose expiry the timer already acted on (their
+    /// task is cancelled; the next access reports and removes them).
+    expired: BTreeSet<String>,
 }
 
 /// A cancel-extension request waiting for its thread.
@@ -503,7 +517,18 @@ impl Thread {
             run: None,
             admitting: None,
             deferred_cancels: Vec::new(),
+            expired: BTreeSet::new(),
         }
+    }
+
+    /// Pending interrupts the timer has not acted on yet, with their expiry.
+    fn unexpired_pending(&self) -> impl Iterator<Item = (&String, Option<i64>)> {
+        self.doc
+            .execution
+            .pending
+            .iter()
+            .filter(|(id, _)| !self.expired.contains(*id))
+            .map(|(id, p)| (id, p.expires_at.as_deref().and_then(parse_iso_ms)))
     }
 }
 

@@ -294,8 +294,10 @@ case("resume", "new-interrupt-during-reconciliation", "An interrupt that appears
      interrupted() + prepare(T1, "run-2", allow, task_iac={"iacCodeSessionId": SESSION, "pendingPermissions": [P, P2]}) + [ok(T1 + 10)])
 case("resume", "expired-on-access", "A resume after the interrupt expired: pending removed, task cancelled, EXECUTION_EXPIRED.",
      interrupted() + [run(T0 + 2_000, "run-2", resume=allow), ok(T0 + 2_001)], ttl=1000)
-case("resume", "expired-by-timer", "The host wakes the machine at the expiry: pending removed, task cancelled, state persisted.",
+case("resume", "expired-by-timer", "The host wakes the machine at the expiry: the task is cancelled at once; the pending state goes at the next access (here a new turn).",
      interrupted() + [{"at": T0 + 1_100, "timeout": True}, run(T0 + 2_000, "run-2"), ok(T0 + 2_001)], ttl=1000)
+case("resume", "expired-by-timer-then-resume", "A resume after the timer cancelled the task still learns why: EXECUTION_EXPIRED, pending removed and persisted.",
+     interrupted() + [{"at": T0 + 1_100, "timeout": True}, run(T0 + 2_000, "run-2", resume=allow), ok(T0 + 2_001)], ttl=1000)
 case("resume", "session-backup-not-ready", "ensure-restored answers 409 SESSION_BACKUP_NOT_READY: retryable RUN_ERROR, pending kept.",
      interrupted() + [run(T1, "run-2", resume=allow), ok(T1 + 1),
                          answer(T1 + 2, "http", http={"status": 409, "body": {"error": {"code": "SESSION_BACKUP_NOT_READY", "retryable": True}}})])
