@@ -4,10 +4,13 @@
 //! The store keeps documents as JSON values; the core owns their schema and
 //! validates them. A thread is reached through [`StateStore::lock`], which
 //! serialises requests on that thread (and only on that thread) and loads its
-//! file the first time it is needed. A write goes to a temp file in the same
-//! directory (created exclusively, 0600, never through a symlink), is fsynced,
-//! renamed over the old file, and the directory is fsynced: a crash at any
-//! point leaves either the old or the new document, never a mix.
+//! file the first time it is needed. The first write of a thread goes to a
+//! temp file in the same directory (created exclusively, 0600, never through
+//! a symlink), is fsynced, renamed over the old file, and the directory is
+//! fsynced; later ones go to the thread's `.<file>.swap`, are fsynced, and
+//! trade places with the file (`renameat2(RENAME_EXCHANGE)`, Linux), then the
+//! directory is fsynced. Either way a crash at any point leaves the old or the
+//! new document, never a mix.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -228,12 +231,16 @@ fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Resu
     let dir = path
         .parent()
         .ok_or(StoreError::Io(std::io::ErrorKind::InvalidInput))?;
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
     let stem = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if let Some(result) = write_by_exchange(dir, &stem, path, bytes, fail_before_rename) {
+        return result;
+    }
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
     let temp = dir.join(format!(".{stem}.tmp-{}", iac_agui_core::json::hex(&nonce)));
     let result = (|| {
         let mut file = OpenOptions::new()
@@ -257,6 +264,71 @@ fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Resu
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// The fast path once a thread's file exists: the new document goes into
+/// `.<file>.swap` (which holds the document before last), is fsynced, and
+/// trades places with the file in one `renameat2(RENAME_EXCHANGE)`; then
+/// the directory is fsynced. The file is at every moment either the old or
+/// the new document, as with a temp file and `rename`, but no inode is
+/// created or freed: on ext4 that allocation, under concurrent writes, was
+/// most of a write's cost (BENCHMARKS.md). `None` when the path does not
+/// apply (no regular file yet, a file system without the exchange, a swap
+/// file that is not a plain file of ours) and the temp file must be used.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn write_by_exchange(
+    dir: &Path,
+    stem: &str,
+    path: &Path,
+    bytes: &[u8],
+    fail_before_rename: bool,
+) -> Option<Result<(), StoreError>> {
+    use nix::errno::Errno;
+    use nix::fcntl::{renameat2, RenameFlags};
+    use std::os::unix::fs::MetadataExt as _;
+
+    if !std::fs::symlink_metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let swap_name = format!(".{stem}.swap");
+    let mut swap = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir.join(&swap_name))
+        .ok()?;
+    let meta = swap.metadata().ok()?;
+    if !meta.is_file() || meta.nlink() != 1 || meta.mode() & 0o777 != 0o600 {
+        return None;
+    }
+    let written = (|| {
+        swap.set_len(0)?;
+        swap.write_all(bytes)?;
+        swap.sync_all()
+    })();
+    if let Err(error) = written {
+        return Some(Err(io(error)));
+    }
+    if fail_before_rename {
+        return Some(Err(StoreError::Io(std::io::ErrorKind::Interrupted)));
+    }
+    let directory = match File::open(dir) {
+        Ok(directory) => directory,
+        Err(error) => return Some(Err(io(error))),
+    };
+    match renameat2(
+        &directory,
+        swap_name.as_str(),
+        &directory,
+        stem,
+        RenameFlags::RENAME_EXCHANGE,
+    ) {
+        Ok(()) => Some(directory.sync_all().map_err(io)),
+        Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => None,
+        Err(errno) => Some(Err(io(std::io::Error::from(errno)))),
+    }
 }
 
 #[cfg(test)]
@@ -312,8 +384,51 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(restarted.dir())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| !name.ends_with(".swap"))
             .collect();
         assert_eq!(names, ["t.json"]);
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[tokio::test]
+    async fn later_writes_trade_places_with_the_swap_file() {
+        use std::os::unix::fs::MetadataExt as _;
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let file = store.dir().join("t.json");
+        let swap = store.dir().join(".t.json.swap");
+        let mut guard = store.lock("t").await;
+        guard.persist(&json!({"v": 1})).await.unwrap();
+        assert!(!swap.exists(), "the first write makes the file");
+        guard.persist(&json!({"v": 2})).await.unwrap();
+        let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+        let (file_before, swap_before) = (ino(&file), ino(&swap));
+        guard.persist(&json!({"v": 3})).await.unwrap();
+        // Same two inodes, exchanged: nothing was created or freed.
+        assert_eq!((ino(&file), ino(&swap)), (swap_before, file_before));
+        assert_eq!(std::fs::read(&file).unwrap(), b"{\"v\":3}");
+        assert_eq!(std::fs::read(&swap).unwrap(), b"{\"v\":2}");
+        assert_eq!((mode(&file), mode(&swap)), (0o600, 0o600));
+        drop(guard);
+        let restarted = StateStore::open(root.path()).unwrap();
+        let mut guard = restarted.lock("t").await;
+        assert_eq!(guard.document().await.unwrap().unwrap()["v"], 3);
+    }
+
+    #[tokio::test]
+    async fn a_swap_file_that_is_not_ours_is_left_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let elsewhere = root.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, b"keep").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, store.dir().join(".t.json.swap")).unwrap();
+        let mut guard = store.lock("t").await;
+        for v in 1..=3 {
+            guard.persist(&json!({ "v": v })).await.unwrap();
+        }
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
+        let stored = std::fs::read(store.dir().join("t.json")).unwrap();
+        assert_eq!(stored, b"{\"v\":3}");
     }
 
     #[tokio::test]
