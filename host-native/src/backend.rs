@@ -1,9 +1,15 @@
 //! Which A2A runtime the server talks to (SPEC §14, A2A-WIRE §7.3): an
 //! existing loopback runtime given by URL, or a managed `iac-code a2a` child
 //! started on a free port with a fresh token, health-polled until ready and
-//! stopped on exit (terminate, then kill after a grace period).
+//! stopped on exit (terminate, then kill after a grace period). Where
+//! `setpriv` exists the child is also started with a parent-death signal, so
+//! it does not outlive a server that was killed outright (SIGKILL, the OOM
+//! killer) and had no chance to stop it.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -133,7 +139,23 @@ impl ManagedChild {
     pub async fn start(options: ManagedOptions) -> Result<ManagedChild, BackendError> {
         let port = free_port().map_err(|e| BackendError::SpawnFailed(e.kind().to_string()))?;
         let token = Secret::random();
-        let mut command = Command::new(&options.program);
+        let search = options
+            .path
+            .clone()
+            .or_else(|| std::env::var_os("PATH"))
+            .unwrap_or_default();
+        let program = find_program(&options.program, &search).ok_or(BackendError::NotInstalled)?;
+        // The kernel sends the signal when the thread that started the child
+        // ends: the server starts it from its main task, which lives as long
+        // as the process.
+        let mut command = match SETPRIV.iter().map(Path::new).find(|p| is_executable(p)) {
+            Some(setpriv) => {
+                let mut command = Command::new(setpriv);
+                command.args(["--pdeathsig", "TERM", "--"]).arg(&program);
+                command
+            }
+            None => Command::new(&program),
+        };
         command
             .args(["a2a", "--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--thinking-exposure", "all"])
@@ -214,6 +236,24 @@ fn inherited_allowed_cwds(env: impl Fn(&str) -> Option<OsString>) -> Option<OsSt
     env("IAC_CODE_AGUI_ALLOWED_CWDS")
 }
 
+/// Where `setpriv` (util-linux) may be; never looked up on PATH.
+const SETPRIV: [&str; 2] = ["/usr/bin/setpriv", "/bin/setpriv"];
+
+/// `program` as exec would find it: a name with a slash as it is, any other
+/// in the first directory of `path` that holds an executable file of it.
+fn find_program(program: &OsStr, path: &OsStr) -> Option<PathBuf> {
+    if program.as_bytes().contains(&b'/') {
+        return Some(PathBuf::from(program));
+    }
+    std::env::split_paths(path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// Asks the OS for a free loopback port (bind :0, read it, release it).
 fn free_port() -> std::io::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -268,6 +308,30 @@ mod tests {
             Some(OsString::from("/a:/b"))
         );
         assert_eq!(inherited_allowed_cwds(|_| None), None);
+    }
+
+    #[test]
+    fn programs_are_found_as_exec_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        for d in [&a, &b] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(a.join("tool"), "not executable").unwrap();
+        std::fs::write(b.join("tool"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(b.join("tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([&a, &b]).unwrap();
+        assert_eq!(
+            find_program(OsStr::new("tool"), &path),
+            Some(b.join("tool"))
+        );
+        assert_eq!(find_program(OsStr::new("missing"), &path), None);
+        assert_eq!(find_program(OsStr::new("tool"), OsStr::new("")), None);
+        assert_eq!(
+            find_program(OsStr::new("./x/tool"), &path),
+            Some(PathBuf::from("./x/tool")),
+            "a path is taken as it is"
+        );
     }
 
     #[test]

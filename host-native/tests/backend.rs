@@ -154,6 +154,54 @@ async fn a_child_ignoring_sigterm_is_killed_after_the_grace() {
     health.abort();
 }
 
+/// A server killed outright cannot stop its child: the parent-death signal
+/// does. A runtime on a thread of its own stands in for the server; the
+/// child's handle is leaked (no kill on drop), then the thread ends.
+#[test]
+fn the_child_is_signalled_when_the_server_is_gone() {
+    assert!(
+        ["/usr/bin/setpriv", "/bin/setpriv"]
+            .iter()
+            .any(|p| Path::new(p).exists()),
+        "setpriv (util-linux) is needed for this test"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // It gives up by itself after about 5 s: a child left running would
+    // hold the test's output open and stall the whole test run.
+    install_fake(
+        dir.path(),
+        &format!(
+            "trap 'echo term > \"$out/signal\"; exit 0' TERM\n{RECORD}\n\
+             i=0; while [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done"
+        ),
+    );
+    let path = dir.path().to_owned();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let starting = tokio::spawn(ManagedChild::start(options(&path)));
+            let (_, port, token) = recorded(&path).await;
+            let health = serve_health(port, token).await;
+            let child = starting.await.unwrap().unwrap();
+            health.abort();
+            std::mem::forget(child);
+        });
+    })
+    .join()
+    .unwrap();
+    let signal = dir.path().join("signal");
+    for _ in 0..300 {
+        if std::fs::read_to_string(&signal).is_ok_and(|s| s.trim() == "term") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the child was not signalled when its parent thread ended");
+}
+
 #[tokio::test]
 async fn not_installed_is_a_clear_error() {
     let empty = tempfile::tempdir().unwrap();
