@@ -161,6 +161,8 @@ impl ManagedChild {
             .args(["--thinking-exposure", "all"])
             .env("IACCODE_A2A_HTTP_TOKEN", token.expose())
             .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         if let Some(path) = &options.path {
             command.env("PATH", path);
@@ -171,10 +173,16 @@ impl ManagedChild {
         for (key, value) in &options.env {
             command.env(key, value);
         }
-        let child = command.spawn().map_err(|e| match e.kind() {
+        let mut child = command.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => BackendError::NotInstalled,
             kind => BackendError::SpawnFailed(kind.to_string()),
         })?;
+        if let Some(out) = child.stdout.take() {
+            tokio::spawn(relay_output(out, "stdout"));
+        }
+        if let Some(err) = child.stderr.take() {
+            tokio::spawn(relay_output(err, "stderr"));
+        }
         let mut managed = ManagedChild {
             child,
             url: format!("http://127.0.0.1:{port}/"),
@@ -234,6 +242,21 @@ fn inherited_allowed_cwds(env: impl Fn(&str) -> Option<OsString>) -> Option<OsSt
         return None;
     }
     env("IAC_CODE_AGUI_ALLOWED_CWDS")
+}
+
+/// Logs the child's output line by line (target `iac_agui::runtime`), so
+/// that it reaches the server's log in the server's format (one JSON object
+/// per line with `--log-format json`) instead of interleaving raw text.
+/// Reads to the end whatever the bytes are, so the child never blocks on a
+/// full pipe.
+async fn relay_output(stream: impl tokio::io::AsyncRead + Unpin, name: &'static str) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(stream).split(b'\n');
+    while let Ok(Some(line)) = lines.next_segment().await {
+        let line = String::from_utf8_lossy(&line);
+        let line = line.trim_end_matches('\r');
+        tracing::info!(target: "iac_agui::runtime", stream = name, "{line}");
+    }
 }
 
 /// Where `setpriv` (util-linux) may be; never looked up on PATH.

@@ -2,8 +2,10 @@
 //! and `debug` with `--debug` (`RUST_LOG` refines either).
 //!
 //! What is logged is decided at the call sites: request lines (method, path,
-//! status, duration) and run outcomes (thread id, run id, code, duration).
-//! Request bodies, A2A requests and tokens are never logged.
+//! status, duration), run outcomes (thread id, run id, code, duration) and
+//! the managed runtime's own output, a line per event (target
+//! `iac_agui::runtime`). Request bodies, A2A requests and tokens are never
+//! logged.
 
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
