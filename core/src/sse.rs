@@ -129,6 +129,8 @@ impl SseParser {
                         self.line = whole;
                         self.line.clear();
                     }
+                    // The event's data grew by the line.
+                    self.check_size(0)?;
                 }
                 None => {
                     self.line.extend_from_slice(rest);
