@@ -7,9 +7,9 @@
 //! error, never as an empty stream. Every failure is a typed [`A2aError`] so
 //! the driver can hand the core a precise input.
 //!
-//! Connections are reused through hyper-util's pool, which has no cap on
-//! connections in use: 1,000 concurrent streams get 1,000 connections.
-//! Dropping an [`A2aStream`] closes its connection at once.
+//! Unary calls reuse connections through hyper-util's pool. A streamed call
+//! gets a connection of its own, read without hyper ([`stream_conn`]), so an
+//! idle stream holds no buffer; dropping an [`A2aStream`] closes it at once.
 
 use std::time::Duration;
 
@@ -25,6 +25,7 @@ use iac_agui_core::sse::{SseItem, SseParser};
 use serde_json::Value;
 
 use crate::secret::Secret;
+use crate::stream_conn::{self, Conn, ConnError, Read};
 
 /// Largest unary answer read (a GetTask with 100 history entries, or a
 /// pipeline snapshot, stays far below).
@@ -116,10 +117,11 @@ impl std::fmt::Debug for A2aClient {
     }
 }
 
-/// An open streamed call. Dropping it closes the connection.
+/// An open streamed call, on a connection of its own
+/// ([`stream_conn`]). Dropping it closes the connection.
 #[derive(Debug)]
 pub struct A2aStream {
-    body: Incoming,
+    conn: Conn,
     parser: SseParser,
     idle: Duration,
     done: bool,
@@ -233,28 +235,42 @@ impl A2aClient {
     /// As [`A2aClient::stream`].
     pub async fn stream_raw(&self, request: &JsonRpcRequest) -> Result<A2aStream, A2aError> {
         let request = serde_json::to_vec(request).map_err(|_| A2aError::BadJson)?;
+        let bearer = self
+            .token
+            .as_ref()
+            .map(|token| format!("Bearer {}", token.expose()));
+        let mut headers = vec![
+            ("A2A-Version", "1.0"),
+            ("Accept", "*/*"),
+            ("Content-Type", "application/json"),
+        ];
+        if let Some(bearer) = &bearer {
+            headers.push(("Authorization", bearer));
+        }
         let work = async {
-            let response = self.send(HttpMethod::POST, "/", Some(request)).await?;
-            expect_ok(response.status())?;
-            let is_sse = response
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| {
-                    v.trim_start()
-                        .to_ascii_lowercase()
-                        .starts_with("text/event-stream")
-                });
+            let (conn, head) =
+                stream_conn::post(&self.base, "/", self.timeouts.connect, &headers, &request)
+                    .await
+                    .map_err(conn_error)?;
+            expect_ok(StatusCode::from_u16(head.status).map_err(|_| A2aError::Transport)?)?;
+            let is_sse = head.content_type.as_deref().is_some_and(|v| {
+                v.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
             if is_sse {
                 return Ok(A2aStream {
-                    body: response.into_body(),
+                    conn,
                     parser: SseParser::new(),
                     idle: self.timeouts.stream_idle,
                     done: false,
                 });
             }
             // Refused before the first event: one JSON-RPC object, no SSE.
-            let body = read_limited(response.into_body()).await?;
+            let body = conn
+                .read_to_end(MAX_UNARY_BYTES)
+                .await
+                .map_err(conn_error)?;
             let answer: JsonRpcResponse =
                 serde_json::from_slice(&body).map_err(|_| A2aError::BadJson)?;
             Err(answer.error.map_or(A2aError::BadJson, A2aError::Rpc))
@@ -408,23 +424,23 @@ impl A2aStream {
             if self.done {
                 return None;
             }
-            let chunk = match tokio::time::timeout(self.idle, self.body.frame()).await {
+            match tokio::time::timeout(self.idle, self.conn.readable()).await {
                 Err(_) => return self.fail(A2aError::Timeout),
-                Ok(None) => {
+                Ok(Err(error)) => return self.fail(conn_error(error)),
+                Ok(Ok(())) => {}
+            }
+            let parser = &mut self.parser;
+            match self.conn.read(&mut |data: &[u8]| parser.feed(data)) {
+                Ok(Ok(Read::Data | Read::Nothing)) => {}
+                Ok(Ok(Read::End)) => {
                     self.done = true;
                     // A final event without its blank line still counts.
                     if self.parser.has_partial() && self.parser.feed(b"\n\n").is_err() {
                         return self.fail(A2aError::BadJson);
                     }
-                    continue;
                 }
-                Ok(Some(Err(_))) => return self.fail(A2aError::Transport),
-                Ok(Some(Ok(frame))) => frame,
-            };
-            if let Ok(data) = chunk.into_data() {
-                if self.parser.feed(&data).is_err() {
-                    return self.fail(A2aError::BadJson);
-                }
+                Ok(Err(_too_large)) => return self.fail(A2aError::BadJson),
+                Err(error) => return self.fail(conn_error(error)),
             }
         }
     }
@@ -461,6 +477,13 @@ fn rpc_request(method: Method, params: Value) -> JsonRpcRequest {
     // runtime merely echoes.
     let _ = getrandom::fill(&mut id);
     JsonRpcRequest::new(iac_agui_core::json::hex(&id), method, params)
+}
+
+fn conn_error(error: ConnError) -> A2aError {
+    match error {
+        ConnError::Refused => A2aError::Refused,
+        ConnError::Broken => A2aError::Transport,
+    }
 }
 
 fn expect_ok(status: StatusCode) -> Result<(), A2aError> {

@@ -20,4 +20,5 @@ pub mod server;
 pub mod service;
 pub mod sse_writer;
 pub mod store;
+mod stream_conn;
 pub mod workspace;
