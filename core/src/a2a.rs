@@ -356,10 +356,7 @@ pub struct Message {
 impl Message {
     /// True for agent messages, whatever the role spelling.
     pub fn is_agent(&self) -> bool {
-        matches!(
-            self.role.to_ascii_lowercase().as_str(),
-            "role_agent" | "agent"
-        )
+        self.role.eq_ignore_ascii_case("role_agent") || self.role.eq_ignore_ascii_case("agent")
     }
 
     /// The concatenated text of the text parts.
@@ -443,6 +440,12 @@ pub enum TaskState {
 impl TaskState {
     /// Reads a state: lower-cased, `task_state_` dropped, `_` → `-`.
     pub fn parse(raw: &str) -> TaskState {
+        // The runtime's own spelling, on every status frame: no allocation.
+        match raw {
+            "TASK_STATE_WORKING" => return TaskState::Working,
+            "TASK_STATE_SUBMITTED" => return TaskState::Submitted,
+            _ => {}
+        }
         let lower = raw.trim().to_ascii_lowercase();
         let stripped = lower.strip_prefix("task_state_").unwrap_or(&lower);
         match stripped.replace('_', "-").as_str() {

@@ -88,6 +88,10 @@ pub struct ServeArgs {
     /// tree this binary was built from].
     #[arg(long, env = "IAC_CODE_AGUI_DEMO_DIR", value_name = "DIR")]
     pub demo_dir: Option<PathBuf>,
+    /// Threads that run the server's tasks, 1 to 256 [default: one less
+    /// than the cores, at least 1: the A2A runtime needs the last one].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u16>,
 }
 
 /// How log lines look.
@@ -130,6 +134,8 @@ pub struct Settings {
     pub demo: bool,
     /// Directory served at `/demo/` (none: not served).
     pub demo_dir: Option<PathBuf>,
+    /// Async worker threads.
+    pub workers: usize,
 }
 
 /// A configuration problem; `Display` is the one-line startup error.
@@ -144,7 +150,7 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-const KEYS: [&str; 17] = [
+const KEYS: [&str; 18] = [
     "host",
     "port",
     "a2a_url",
@@ -162,6 +168,7 @@ const KEYS: [&str; 17] = [
     "demo",
     "demo_dir",
     "config",
+    "workers",
 ];
 
 impl Settings {
@@ -203,6 +210,20 @@ impl Settings {
             match flag {
                 Some(v) => Ok(Some(v)),
                 None => file.number(key),
+            }
+        };
+        let workers = match args.workers.map(i64::from) {
+            Some(n) => Some(n),
+            None => file.integer("workers")?,
+        };
+        let workers = match workers {
+            Some(n @ 1..=256) => n as usize,
+            Some(_) => return Err(ConfigError("workers must be between 1 and 256".into())),
+            // The runtime is a local process: on a 2-core machine, one
+            // worker relays more events per CPU second than two that wake
+            // each other up (BENCHMARKS.md).
+            None => {
+                std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
             }
         };
         let idle = seconds(args.idle_shutdown, "idle_shutdown")?.unwrap_or(0.0);
@@ -276,6 +297,7 @@ impl Settings {
             log_format,
             demo,
             demo_dir,
+            workers,
         })
     }
 }
@@ -426,6 +448,7 @@ mod tests {
             "--log-format",
             "--demo",
             "--demo-dir",
+            "--workers",
             "IAC_CODE_AGUI_AUTH_TOKEN",
         ] {
             assert!(help.contains(flag), "{flag} missing from --help");
@@ -446,6 +469,25 @@ mod tests {
         let env = |k: &str| (k == "IAC_CODE_CONFIG_DIR").then(|| OsString::from("/cfg"));
         let s = Settings::resolve(&parse(&["serve"]), env).unwrap();
         assert_eq!(s.state_dir, PathBuf::from("/cfg/agui"));
+    }
+
+    #[test]
+    fn workers_default_leaves_a_core_and_bounds_are_checked() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let s = Settings::resolve(&parse(&["serve"]), no_env).unwrap();
+        assert_eq!(s.workers, cores.saturating_sub(1).max(1));
+        let s = Settings::resolve(&parse(&["serve", "--workers", "3"]), no_env).unwrap();
+        assert_eq!(s.workers, 3);
+        for bad in ["0", "257"] {
+            let err = Settings::resolve(&parse(&["serve", "--workers", bad]), no_env).unwrap_err();
+            assert!(err.0.contains("workers must be between 1 and 256"), "{bad}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.yaml");
+        std::fs::write(&path, "workers: 5\n").unwrap();
+        let config = path.to_str().unwrap();
+        let s = Settings::resolve(&parse(&["serve", "--config", config]), no_env).unwrap();
+        assert_eq!(s.workers, 5);
     }
 
     #[test]

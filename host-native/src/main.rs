@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     };
     iac_agui::logging::init(settings.log_format, settings.debug);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.workers)
         .enable_all()
         .build()
     {

@@ -177,10 +177,12 @@ impl ThreadGuard {
         Ok(self.slot.document.as_ref().and_then(Option::as_ref))
     }
 
-    /// Replaces the document on disk, then in memory (only on success).
+    /// Replaces the document on disk. The store keeps no copy of what it
+    /// wrote (the machine holds the live document): the next
+    /// [`ThreadGuard::document`] reads the file again.
     ///
     /// # Errors
-    /// The write failed; the old document stays in place on disk and in memory.
+    /// The write failed; the old document stays in place on disk.
     pub async fn persist(&mut self, document: &Value) -> Result<(), StoreError> {
         let bytes = serde_json::to_vec(document).map_err(|_| StoreError::Corrupt)?;
         let path = self.path.clone();
@@ -195,7 +197,7 @@ impl ThreadGuard {
         tokio::task::spawn_blocking(move || write_atomically(&path, &bytes, fail))
             .await
             .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))??;
-        self.slot.document = Some(Some(document.clone()));
+        self.slot.document = None;
         Ok(())
     }
 }
@@ -291,14 +293,21 @@ fn write_by_exchange(
         return None;
     }
     let swap_name = format!(".{stem}.swap");
-    let mut swap = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(dir.join(&swap_name))
-        .ok()?;
+    // Opened without O_CREAT when it exists: creating takes the directory's
+    // lock even for a file that is there, and every write would queue on it.
+    let open = |create: bool| {
+        OpenOptions::new()
+            .write(true)
+            .create_new(create)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(dir.join(&swap_name))
+    };
+    let mut swap = match open(false) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(true),
+        other => other,
+    }
+    .ok()?;
     let meta = swap.metadata().ok()?;
     if !meta.is_file() || meta.nlink() != 1 || meta.mode() & 0o777 != 0o600 {
         return None;

@@ -304,7 +304,9 @@ impl BodyDecoder {
                     return Ok(sink(input).map(|()| Read::Data));
                 }
                 BodyDecoder::Length(left) => {
-                    let take = input.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+                    let take = input
+                        .len()
+                        .min(usize::try_from(*left).unwrap_or(usize::MAX));
                     *left -= take as u64;
                     if let Err(e) = sink(&input[..take]) {
                         return Ok(Err(e));
@@ -321,7 +323,9 @@ impl BodyDecoder {
                     };
                     match state {
                         Chunked::Data(left) => {
-                            let take = input.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+                            let take = input
+                                .len()
+                                .min(usize::try_from(*left).unwrap_or(usize::MAX));
                             *left -= take as u64;
                             if *left == 0 {
                                 *state = Chunked::DataEnd;
@@ -435,7 +439,12 @@ mod tests {
 
     #[test]
     fn bad_chunk_framing_is_refused() {
-        for wire in [&b"zz\r\n"[..], b"\r\n", b"3\r\nabcX", b"fffffffffffffffff\r\n"] {
+        for wire in [
+            &b"zz\r\n"[..],
+            b"\r\n",
+            b"3\r\nabcX",
+            b"fffffffffffffffff\r\n",
+        ] {
             let mut decoder = BodyDecoder::chunked();
             let mut sink = |_: &[u8]| -> Result<(), ()> { Ok(()) };
             assert_eq!(
@@ -469,9 +478,13 @@ mod tests {
         let raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nTransfer-Encoding: gzip, chunked\r\n\r\n";
         let (head, body) = parse_head(raw).unwrap();
         assert_eq!(head.status, 200);
-        assert_eq!(head.content_type.as_deref(), Some("text/event-stream; charset=utf-8"));
+        assert_eq!(
+            head.content_type.as_deref(),
+            Some("text/event-stream; charset=utf-8")
+        );
         assert_eq!(body, BodyDecoder::chunked());
-        let (head, body) = parse_head(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 12\r\n\r\n").unwrap();
+        let (head, body) =
+            parse_head(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 12\r\n\r\n").unwrap();
         assert_eq!((head.status, body), (401, BodyDecoder::Length(12)));
         let (_, body) = parse_head(b"HTTP/1.0 200 OK\r\n\r\n").unwrap();
         assert_eq!(body, BodyDecoder::UntilClose);

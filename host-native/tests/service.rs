@@ -33,6 +33,7 @@ async fn demo_server_serves_a_run_then_exits_when_idle() {
         log_format: LogFormat::Human,
         demo: true,
         demo_dir: None,
+        workers: 2,
     };
     let server = tokio::spawn(iac_agui::service::run(settings));
     let mut connected = None;
