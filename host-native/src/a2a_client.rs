@@ -429,17 +429,22 @@ impl A2aStream {
                 Ok(Err(error)) => return self.fail(conn_error(error)),
                 Ok(Ok(())) => {}
             }
-            let parser = &mut self.parser;
-            match self.conn.read(&mut |data: &[u8]| parser.feed(data)) {
-                Ok(Ok(Read::Data | Read::Nothing)) => {}
-                Ok(Ok(Read::End)) => {
+            let (parser, mut too_large) = (&mut self.parser, false);
+            let read = self.conn.read(&mut |data: &[u8]| {
+                too_large = too_large || parser.feed(data).is_err();
+            });
+            if too_large {
+                return self.fail(A2aError::BadJson);
+            }
+            match read {
+                Ok(None | Some(Read::Data)) => {}
+                Ok(Some(Read::End)) => {
                     self.done = true;
                     // A final event without its blank line still counts.
                     if self.parser.has_partial() && self.parser.feed(b"\n\n").is_err() {
                         return self.fail(A2aError::BadJson);
                     }
                 }
-                Ok(Err(_too_large)) => return self.fail(A2aError::BadJson),
                 Err(error) => return self.fail(conn_error(error)),
             }
         }

@@ -12,6 +12,7 @@ pub mod backend;
 pub mod config;
 pub mod demo;
 pub mod engine;
+mod http1;
 pub mod images;
 pub mod logging;
 pub mod router;

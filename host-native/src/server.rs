@@ -1,21 +1,47 @@
-//! The listening socket: HTTP/1.1 with keep-alive, a bound on the time to
-//! send request headers, an idle timeout for connections that sit between
-//! requests, and graceful shutdown.
+//! The listening socket: HTTP/1.1 with keep-alive and pipelining, a bound on
+//! the time to send request headers, an idle timeout for connections that
+//! sit between requests, and graceful shutdown.
+//!
+//! The connection code is this project's own, not hyper's: an SSE stream
+//! can stay open for an hour, and hyper keeps an 8 KiB read buffer, an
+//! 8 KiB header buffer and a dispatch task per connection for all that
+//! time. Here a connection waits for readiness holding no buffer
+//! ([`crate::http1`]), a response's events go from the run's writer to the
+//! socket with no task in between, and the client's end of the connection
+//! is watched while a response streams, so a gone client is noticed at
+//! once, even during silence.
 //!
 //! Idle here means "no request in progress": a connection streaming a long
 //! silent SSE response is busy, not idle (its heartbeats keep it alive).
 
+use std::io::Write as _;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt as _;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::app::App;
+use crate::http1::{self, BodyDecoder, Got};
+use crate::router::ResponseBody;
+
+/// Largest request head accepted (431 beyond).
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most request header lines accepted (431 beyond).
+const MAX_HEADERS: usize = 100;
+/// Bytes of a next, pipelined request kept while a response streams.
+const MAX_PIPELINED_BYTES: usize = 64 * 1024;
+/// How long a connection closed with an unread request body keeps reading
+/// (and dropping) it, so the client sees the response, not a reset.
+const LINGER: Duration = Duration::from_secs(2);
 
 /// Connection timeouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,108 +93,560 @@ pub async fn serve(
         });
     }
     drop(listener);
-    let deadline = tokio::time::Instant::now() + grace;
-    while connections.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
+    let deadline = Instant::now() + grace;
+    while connections.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
+/// One connection: requests one after another until either side closes.
 async fn serve_connection(
-    stream: tokio::net::TcpStream,
+    socket: TcpStream,
     app: Arc<App>,
     timeouts: ConnTimeouts,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let activity = Arc::new(std::sync::Mutex::new(tokio::time::Instant::now()));
-    let service = {
-        let (in_flight, activity) = (Arc::clone(&in_flight), Arc::clone(&activity));
-        service_fn(move |req: http::Request<Incoming>| {
-            let app = Arc::clone(&app);
-            let guard = InFlight::enter(Arc::clone(&in_flight), Arc::clone(&activity));
-            async move {
-                let response = crate::router::handle(app, req).await;
-                // The guard lives as long as the body: a streamed response
-                // keeps its connection busy until it ends.
-                Ok::<_, std::convert::Infallible>(response.map(|body| GuardedBody {
-                    body,
-                    _guard: guard,
-                }))
-            }
-        })
-    };
-    let conn = hyper::server::conn::http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(timeouts.header_read)
-        .keep_alive(true)
-        .serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(conn);
-    let mut closing = false;
+    let socket = Arc::new(socket);
+    // Bytes read past the last request: the start of the next one.
+    let mut buffered = Vec::new();
+    let mut first = true;
     loop {
-        let idle_check = tokio::time::sleep(timeouts.idle.min(Duration::from_secs(1)));
-        tokio::select! {
-            _ = conn.as_mut() => return,
-            _ = shutdown.wait_for(|stop| *stop), if !closing => {
-                closing = true;
-                conn.as_mut().graceful_shutdown();
+        let wait = if first {
+            timeouts.header_read
+        } else {
+            timeouts.idle
+        };
+        first = false;
+        let head = match read_head(&socket, &mut buffered, wait, timeouts, &mut shutdown).await {
+            Ok(Some(head)) => head,
+            Ok(None) => return,
+            Err(status) => {
+                let response = empty_response(status);
+                let _ =
+                    write_response(&socket, response, &Exchange::closing(), &mut buffered).await;
+                linger(&socket).await;
+                return;
             }
-            () = idle_check => {
-                let last = *activity.lock().unwrap_or_else(|e| e.into_inner());
-                if !closing && in_flight.load(Ordering::SeqCst) == 0 && last.elapsed() >= timeouts.idle {
-                    closing = true;
-                    conn.as_mut().graceful_shutdown();
+        };
+        let (request, exchange) = head;
+        let state = Arc::new(Mutex::new(BodyState {
+            decoder: exchange.body.clone(),
+            buffered: std::mem::take(&mut buffered),
+            expect_continue: exchange.expect_continue,
+            failed: false,
+        }));
+        let body = ConnBody {
+            socket: Arc::clone(&socket),
+            state: Arc::clone(&state),
+        };
+        // Boxed: the router's state is freed once it has answered, instead
+        // of staying in this task for as long as the response streams.
+        let response = Box::pin(crate::router::handle(
+            Arc::clone(&app),
+            request.map(|()| body),
+        ))
+        .await;
+        let body_read = {
+            let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+            buffered = std::mem::take(&mut state.buffered);
+            state.decoder.is_done() && !state.failed
+        };
+        let exchange = Exchange {
+            keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow(),
+            ..exchange
+        };
+        match write_response(&socket, response, &exchange, &mut buffered).await {
+            Ok(true) => {}
+            Ok(false) => {
+                if !body_read {
+                    linger(&socket).await;
                 }
+                return;
             }
+            Err(_) => return,
         }
     }
 }
 
-/// Marks a request (including its streamed response, which the handler
-/// returns before it ends) as in progress on its connection.
-struct InFlight {
-    count: Arc<AtomicUsize>,
-    activity: Arc<std::sync::Mutex<tokio::time::Instant>>,
+/// What the connection must remember about a request to answer it.
+#[derive(Debug, Clone)]
+struct Exchange {
+    /// The request's body framing.
+    body: BodyDecoder,
+    /// The connection may carry another request after this one.
+    keep_alive: bool,
+    /// `Expect: 100-continue`: say so before reading the body.
+    expect_continue: bool,
+    /// A HEAD request: headers only.
+    head_only: bool,
+    /// An HTTP/1.0 client: no chunked encoding.
+    http10: bool,
 }
 
-impl InFlight {
-    fn enter(
-        count: Arc<AtomicUsize>,
-        activity: Arc<std::sync::Mutex<tokio::time::Instant>>,
-    ) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        InFlight { count, activity }
+impl Exchange {
+    /// An answer sent before (or instead of) reading a request.
+    fn closing() -> Self {
+        Exchange {
+            body: BodyDecoder::Done,
+            keep_alive: false,
+            expect_continue: false,
+            head_only: false,
+            http10: false,
+        }
     }
 }
 
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        *self.activity.lock().unwrap_or_else(|e| e.into_inner()) = tokio::time::Instant::now();
-        self.count.fetch_sub(1, Ordering::SeqCst);
+/// Waits for the next request head: `Ok(None)` when the connection should
+/// just close (the client left, went idle too long, or the server stops),
+/// `Err` with the status to answer a head that is not acceptable.
+async fn read_head(
+    socket: &TcpStream,
+    buffered: &mut Vec<u8>,
+    wait: Duration,
+    timeouts: ConnTimeouts,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Option<(Request<()>, Exchange)>, StatusCode> {
+    let mut deadline = Instant::now() + wait;
+    let mut started = !buffered.is_empty();
+    if started {
+        deadline = Instant::now() + timeouts.header_read;
+    }
+    loop {
+        if let Some(len) = http1::head_len(buffered) {
+            let head = parse_request(&buffered[..len]);
+            buffered.drain(..len);
+            return head.map(Some);
+        }
+        if buffered.len() > MAX_HEAD_BYTES {
+            return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+        }
+        tokio::select! {
+            ready = socket.readable() => {
+                if ready.is_err() {
+                    return Ok(None);
+                }
+            }
+            () = tokio::time::sleep_until(deadline) => return Ok(None),
+            _ = shutdown.wait_for(|stop| *stop), if !started => return Ok(None),
+        }
+        match http1::try_read_with(socket, |data| buffered.extend_from_slice(data)) {
+            Ok(Got::Data(())) if !started => {
+                started = true;
+                deadline = Instant::now() + timeouts.header_read;
+            }
+            Ok(Got::Data(()) | Got::WouldBlock) => {}
+            Ok(Got::Eof) | Err(_) => return Ok(None),
+        }
     }
 }
 
-/// A response body that holds its connection's [`InFlight`] mark.
-struct GuardedBody {
-    body: crate::router::ResponseBody,
-    _guard: InFlight,
+/// Reads a complete request head into a request without a body.
+fn parse_request(raw: &[u8]) -> Result<(Request<()>, Exchange), StatusCode> {
+    let bad = StatusCode::BAD_REQUEST;
+    let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut parsed = httparse::Request::new(&mut lines);
+    match parsed.parse(raw) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
+        }
+        _ => return Err(bad),
+    }
+    let method = Method::from_bytes(parsed.method.unwrap_or("").as_bytes()).map_err(|_| bad)?;
+    let uri: http::Uri = parsed.path.unwrap_or("").parse().map_err(|_| bad)?;
+    let http10 = parsed.version == Some(0);
+    let mut headers = HeaderMap::with_capacity(parsed.headers.len());
+    for line in parsed.headers.iter() {
+        let name = HeaderName::from_bytes(line.name.as_bytes()).map_err(|_| bad)?;
+        let value = HeaderValue::from_bytes(line.value).map_err(|_| bad)?;
+        headers.append(name, value);
+    }
+    let body = body_framing(&headers, http10).ok_or(bad)?;
+    let has = |name: HeaderName, token: &str| {
+        headers.get_all(name).iter().any(|value| {
+            value
+                .to_str()
+                .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+        })
+    };
+    let exchange = Exchange {
+        // HTTP/1.0 connections close after one answer.
+        keep_alive: !http10 && !has(header::CONNECTION, "close"),
+        expect_continue: !http10 && !body.is_done() && has(header::EXPECT, "100-continue"),
+        head_only: method == Method::HEAD,
+        http10,
+        body,
+    };
+    let mut request = Request::new(());
+    *request.method_mut() = method;
+    *request.uri_mut() = uri;
+    *request.version_mut() = if http10 {
+        http::Version::HTTP_10
+    } else {
+        http::Version::HTTP_11
+    };
+    *request.headers_mut() = headers;
+    Ok((request, exchange))
 }
 
-impl hyper::body::Body for GuardedBody {
-    type Data = bytes::Bytes;
-    type Error = std::convert::Infallible;
+/// A request body's framing (RFC 9112 §6.3); `None` when it is ambiguous or
+/// broken (both headers, differing lengths, a coding other than chunked).
+fn body_framing(headers: &HeaderMap, http10: bool) -> Option<BodyDecoder> {
+    let codings: Vec<&str> = headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .map(|v| v.to_str().ok())
+        .collect::<Option<_>>()?;
+    let lengths: Vec<&str> = headers
+        .get_all(header::CONTENT_LENGTH)
+        .iter()
+        .map(|v| v.to_str().ok())
+        .collect::<Option<_>>()?;
+    if !codings.is_empty() {
+        let last = codings.last()?.rsplit(',').next()?.trim();
+        if http10 || !lengths.is_empty() || !last.eq_ignore_ascii_case("chunked") {
+            return None;
+        }
+        return Some(BodyDecoder::chunked());
+    }
+    let mut length = None;
+    for value in lengths.iter().flat_map(|v| v.split(',')) {
+        let value = value.trim();
+        if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let value: u64 = value.parse().ok()?;
+        if length.is_some_and(|known| known != value) {
+            return None;
+        }
+        length = Some(value);
+    }
+    Some(BodyDecoder::length(length.unwrap_or(0)))
+}
+
+/// What the request body has read so far, shared by the body the router
+/// holds and the connection that reads the next request.
+#[derive(Debug)]
+struct BodyState {
+    decoder: BodyDecoder,
+    /// Bytes read off the socket and not decoded yet.
+    buffered: Vec<u8>,
+    expect_continue: bool,
+    failed: bool,
+}
+
+/// The request body handed to the router: it reads the connection only
+/// when the router asks for the body.
+#[derive(Debug)]
+struct ConnBody {
+    socket: Arc<TcpStream>,
+    state: Arc<Mutex<BodyState>>,
+}
+
+/// The request body broke off or its framing was broken.
+#[derive(Debug)]
+struct BodyError;
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("request body broke off")
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+impl Body for ConnBody {
+    type Data = Bytes;
+    type Error = BodyError;
 
     fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let this = self.get_mut();
+        let mut state = this.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *state;
+        loop {
+            if state.failed {
+                return Poll::Ready(Some(Err(BodyError)));
+            }
+            if state.decoder.is_done() {
+                return Poll::Ready(None);
+            }
+            if !state.buffered.is_empty() {
+                let mut data = Vec::new();
+                match state
+                    .decoder
+                    .decode(&state.buffered, &mut |d: &[u8]| data.extend_from_slice(d))
+                {
+                    Ok(used) => {
+                        state.buffered.drain(..used);
+                    }
+                    Err(_) => {
+                        state.failed = true;
+                        continue;
+                    }
+                }
+                if !data.is_empty() {
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from(data)))));
+                }
+                continue;
+            }
+            if state.expect_continue {
+                state.expect_continue = false;
+                const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+                // A fresh connection's send buffer is empty: this fits.
+                if this.socket.try_write(CONTINUE).ok() != Some(CONTINUE.len()) {
+                    state.failed = true;
+                    continue;
+                }
+            }
+            match this.socket.poll_read_ready(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(_)) => {
+                    state.failed = true;
+                    continue;
+                }
+                Poll::Ready(Ok(())) => {}
+            }
+            let buffered = &mut state.buffered;
+            match http1::try_read_with(&this.socket, |data| buffered.extend_from_slice(data)) {
+                Ok(Got::Data(()) | Got::WouldBlock) => {}
+                Ok(Got::Eof) | Err(_) => state.failed = true,
+            }
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.decoder.is_done()
     }
 
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.body.size_hint()
+    fn size_hint(&self) -> SizeHint {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match state.decoder {
+            BodyDecoder::Length(left) => SizeHint::with_exact(left),
+            BodyDecoder::Done => SizeHint::with_exact(0),
+            _ => SizeHint::default(),
+        }
+    }
+}
+
+fn empty_response(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(http_body_util::Full::new(Bytes::new()).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+/// Writes `response`; `Ok(true)` when the connection may carry another
+/// request. While the body streams, the client's side is watched: its
+/// going away ends the write (and drops the body, which is how a run learns
+/// of the disconnect); bytes of a pipelined next request are kept.
+async fn write_response(
+    socket: &TcpStream,
+    response: Response<ResponseBody>,
+    exchange: &Exchange,
+    buffered: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    let (parts, mut body) = response.into_parts();
+    let status = parts.status;
+    let bodiless = status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED;
+    let mut keep_alive = exchange.keep_alive;
+    let mut out = Vec::with_capacity(512);
+    let _ = write!(
+        out,
+        "HTTP/1.1 {} {}\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    let mut declared = None;
+    for (name, value) in &parts.headers {
+        if name == header::CONTENT_LENGTH {
+            declared = Some(value.clone());
+            continue;
+        }
+        if name == header::TRANSFER_ENCODING || name == header::CONNECTION {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    let _ = write!(
+        out,
+        "date: {}\r\n",
+        httpdate::fmt_http_date(std::time::SystemTime::now())
+    );
+    let exact = body.size_hint().exact();
+    let mut chunked = false;
+    if !bodiless {
+        match (exact, declared) {
+            (_, Some(value)) if exchange.head_only => {
+                out.extend_from_slice(b"content-length: ");
+                out.extend_from_slice(value.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            (Some(length), _) => {
+                let _ = write!(out, "content-length: {length}\r\n");
+            }
+            (None, _) if exchange.http10 => keep_alive = false,
+            (None, _) => {
+                chunked = true;
+                out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+            }
+        }
+    }
+    if !keep_alive {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    if bodiless || exchange.head_only {
+        http1::write_all(socket, &out).await?;
+        return Ok(keep_alive);
+    }
+    // A body of known size goes out with its head, in one write.
+    if exact.is_none() {
+        http1::write_all(socket, &out).await?;
+        out = Vec::new();
+    }
+    loop {
+        let frame = tokio::select! {
+            biased;
+            frame = body.frame() => frame,
+            gone = client_gone(socket, buffered) => return Err(gone),
+        };
+        let Some(Ok(frame)) = frame else {
+            break;
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if data.is_empty() {
+            continue;
+        }
+        if chunked {
+            let _ = write!(out, "{:x}\r\n", data.len());
+            out.extend_from_slice(&data);
+            out.extend_from_slice(b"\r\n");
+        } else {
+            out.extend_from_slice(&data);
+        }
+        if exact.is_none() {
+            http1::write_all(socket, &out).await?;
+            out.clear();
+        }
+    }
+    if chunked {
+        out.extend_from_slice(b"0\r\n\r\n");
+    }
+    http1::write_all(socket, &out).await?;
+    Ok(keep_alive)
+}
+
+/// Resolves when the client has closed its side of the connection (or the
+/// connection broke). Bytes it sends meanwhile are kept for the next
+/// request, up to a bound; past it the connection is no longer read.
+async fn client_gone(socket: &TcpStream, buffered: &mut Vec<u8>) -> std::io::Error {
+    loop {
+        if buffered.len() >= MAX_PIPELINED_BYTES {
+            return std::future::pending().await;
+        }
+        if let Err(error) = socket.readable().await {
+            return error;
+        }
+        match http1::try_read_with(socket, |data| buffered.extend_from_slice(data)) {
+            Ok(Got::Data(()) | Got::WouldBlock) => {}
+            Ok(Got::Eof) => return std::io::ErrorKind::UnexpectedEof.into(),
+            Err(error) => return error,
+        }
+    }
+}
+
+/// Closes our side, then reads and drops what the client still sends for a
+/// moment: closing with unread bytes would reset the connection, and the
+/// client could lose the answer it was just sent.
+async fn linger(socket: &TcpStream) {
+    let _ = socket2::SockRef::from(socket).shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + LINGER;
+    let mut drained = 0usize;
+    while drained < 1024 * 1024 {
+        match tokio::time::timeout_at(deadline, socket.readable()).await {
+            Ok(Ok(())) => {}
+            _ => return,
+        }
+        match http1::try_read_with(socket, <[u8]>::len) {
+            Ok(Got::Data(n)) => drained += n,
+            Ok(Got::WouldBlock) => {}
+            Ok(Got::Eof) | Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(raw: &str) -> Result<(Request<()>, Exchange), StatusCode> {
+        parse_request(raw.as_bytes())
+    }
+
+    #[test]
+    fn request_heads() {
+        let (request, exchange) = parse(
+            "POST /x?y=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\nExpect: 100-continue\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(request.method(), Method::POST);
+        assert_eq!(request.uri().path(), "/x");
+        assert_eq!(request.uri().query(), Some("y=1"));
+        assert_eq!(exchange.body, BodyDecoder::length(12));
+        assert!(exchange.keep_alive && exchange.expect_continue && !exchange.http10);
+
+        let (_, exchange) =
+            parse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: Close\r\n\r\n")
+                .unwrap();
+        assert_eq!(exchange.body, BodyDecoder::chunked());
+        assert!(!exchange.keep_alive);
+
+        let (_, exchange) = parse("GET / HTTP/1.0\r\n\r\n").unwrap();
+        assert!(exchange.http10 && !exchange.keep_alive && exchange.body.is_done());
+
+        let (_, exchange) = parse("HEAD /health HTTP/1.1\r\n\r\n").unwrap();
+        assert!(exchange.head_only);
+
+        let (_, exchange) = parse("POST / HTTP/1.1\r\nContent-Length: 7, 7\r\n\r\n").unwrap();
+        assert_eq!(exchange.body, BodyDecoder::length(7));
+    }
+
+    #[test]
+    fn ambiguous_or_broken_heads_are_refused() {
+        for raw in [
+            "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: -3\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET / HTTP/2.0\r\n\r\n",
+            "GET\r\n\r\n",
+            "G@T / HTTP/1.1\r\n\r\n",
+        ] {
+            assert_eq!(
+                parse(raw).map(|_| ()),
+                Err(StatusCode::BAD_REQUEST),
+                "{raw:?}"
+            );
+        }
+        let many = format!(
+            "GET / HTTP/1.1\r\n{}\r\n",
+            "A: b\r\n".repeat(MAX_HEADERS + 1)
+        );
+        assert_eq!(
+            parse(&many).map(|_| ()),
+            Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
+        );
     }
 }
