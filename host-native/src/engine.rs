@@ -38,7 +38,7 @@ use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::a2a_client::{A2aClient, A2aError};
-use crate::sse_writer::{ChannelBody, SseSink};
+use crate::sse_writer::{Record, RunBody};
 use crate::store::StateStore;
 
 /// Frames one A2A stream may have in flight (queued for the actor, or
@@ -58,7 +58,7 @@ const CANCEL_TASK_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub enum Admission {
     /// Admitted: the SSE body to answer with.
-    Stream(ChannelBody),
+    Stream(RunBody),
     /// Refused before the stream: status and JSON error envelope.
     Refused {
         /// HTTP status.
@@ -265,16 +265,9 @@ struct Actor {
 }
 
 struct RunHandle {
-    tx: mpsc::UnboundedSender<WriterMsg>,
+    tx: mpsc::UnboundedSender<Record>,
     started: Instant,
     code: Option<String>,
-}
-
-enum WriterMsg {
-    /// An event, and the credit of the frame it came from (returned to the
-    /// relay when the writer drops it, after the write).
-    Event(String, Option<OwnedSemaphorePermit>),
-    End,
 }
 
 impl Actor {
@@ -387,9 +380,11 @@ impl Actor {
         match output {
             Output::Admitted { thread_id, run_id } => {
                 let key = (thread_id, run_id);
-                let (sink, body) = SseSink::new(self.deps.heartbeat);
                 let (tx, rx) = mpsc::unbounded_channel();
-                tokio::spawn(write_run(sink, rx, self.self_tx.clone(), key.clone()));
+                let (engine, gone) = (self.self_tx.clone(), key.clone());
+                let body = RunBody::new(rx, self.deps.heartbeat, move || {
+                    send(&engine, Msg::Disconnected(gone));
+                });
                 self.runs.insert(
                     key.clone(),
                     RunHandle {
@@ -398,8 +393,8 @@ impl Actor {
                         code: None,
                     },
                 );
-                // A requester that went away drops the body: the writer sees
-                // the stream closed and reports a disconnect.
+                // A requester that went away drops the body, which reports
+                // the disconnect.
                 let _ = self
                     .reply_to(&key, mine)
                     .map(|r| r.send(Admission::Stream(body)));
@@ -425,13 +420,13 @@ impl Actor {
                         run.code = code.clone();
                     }
                     let credit = self.credit.take();
-                    let _ = run.tx.send(WriterMsg::Event(event.to_json(), credit));
+                    let _ = run.tx.send(Record::Event(event.to_json(), credit));
                 }
             }
             Output::RunEnded { thread_id, run_id } => {
                 let key = (thread_id, run_id);
                 if let Some(run) = self.runs.remove(&key) {
-                    let _ = run.tx.send(WriterMsg::End);
+                    let _ = run.tx.send(Record::End);
                     tracing::info!(
                         target: "iac_agui::run",
                         thread_id = %key.0,
@@ -458,7 +453,7 @@ impl Actor {
                 tracing::debug!(method = %request.method, effect = id, "A2A call");
                 let task = tokio::spawn(async move {
                     if streaming {
-                        relay_stream(&client, &request, id, &tx).await;
+                        relay_stream(client, request, id, &tx).await;
                     } else {
                         // A cancel extension call waits for its CancelTask
                         // (SPEC §9): a runtime that never answers must not
@@ -575,13 +570,17 @@ impl Actor {
 /// waits (and so stops reading the stream) until the actor and the run's
 /// writer have caught up.
 async fn relay_stream(
-    client: &A2aClient,
-    request: &iac_agui_core::a2a::JsonRpcRequest,
+    client: A2aClient,
+    request: iac_agui_core::a2a::JsonRpcRequest,
     id: EffectId,
     tx: &mpsc::WeakUnboundedSender<Msg>,
 ) {
     let credits = Arc::new(Semaphore::new(STREAM_CREDIT));
-    let mut stream = match client.stream_raw(request).await {
+    // Boxed and then dropped with the request and the client: an open
+    // stream may wait an hour, holding only what reading it needs.
+    let opened = Box::pin(client.stream_raw(&request)).await;
+    drop((client, request));
+    let mut stream = match opened {
         Ok(stream) => stream,
         Err(A2aError::Rpc(error)) => {
             send(
@@ -637,58 +636,6 @@ async fn relay_stream(
                 send(tx, Msg::Answer(id, Answer::StreamEnded));
                 return;
             }
-        }
-    }
-}
-
-/// Most events one body chunk carries (a burst is sent as one write).
-const WRITE_BATCH: usize = 64;
-
-/// Writes one run's events; reports a gone client as a disconnect.
-async fn write_run(
-    sink: SseSink,
-    mut rx: mpsc::UnboundedReceiver<WriterMsg>,
-    engine: mpsc::WeakUnboundedSender<Msg>,
-    key: RunKey,
-) {
-    loop {
-        let msg = tokio::select! {
-            biased;
-            msg = rx.recv() => msg,
-            () = sink.closed() => {
-                send(&engine, Msg::Disconnected(key));
-                return;
-            }
-        };
-        let mut batch = Vec::new();
-        let mut end = false;
-        match msg {
-            Some(WriterMsg::Event(json, credit)) => batch.push((json, credit)),
-            Some(WriterMsg::End) | None => end = true,
-        }
-        // Whatever else is already queued goes out in the same write.
-        while !end && batch.len() < WRITE_BATCH {
-            match rx.try_recv() {
-                Ok(WriterMsg::Event(json, credit)) => batch.push((json, credit)),
-                Ok(WriterMsg::End) => end = true,
-                Err(_) => break,
-            }
-        }
-        if !batch.is_empty()
-            && sink
-                .send_all(batch.iter().map(|(json, _)| json.as_str()))
-                .await
-                .is_err()
-        {
-            send(&engine, Msg::Disconnected(key));
-            return;
-        }
-        // The batch's credits are dropped only now, after the write: the
-        // relay may then read its next frames.
-        drop(batch);
-        if end {
-            sink.finish();
-            return;
         }
     }
 }

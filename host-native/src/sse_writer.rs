@@ -1,23 +1,27 @@
 //! The AG-UI SSE writer (SPEC §1): one `data: <json>\n\n` record per event,
-//! LF only, each record its own body frame (so hyper flushes it at once), a
-//! `: heartbeat\n\n` comment after every interval of silence, and prompt
-//! notice when the client goes away.
+//! LF only, a `: heartbeat\n\n` comment after every interval of silence, and
+//! prompt notice when the client goes away.
 //!
-//! The response body is a [`ChannelBody`] fed by an [`SseSink`]. When hyper
-//! drops the body (the client closed its connection, even while the run is
-//! silent), the channel closes and [`SseSink::closed`] resolves: the run
-//! driver turns that into the core's disconnect input.
+//! A run's response body is a [`RunBody`]: it pulls the run's records
+//! straight from the engine's channel when the connection asks for the
+//! next chunk, so an event goes from the engine to the socket with no task
+//! in between, and a burst of queued events goes out as one chunk. When the
+//! connection drops the body before the run ended (the client closed its
+//! connection, even while the run is silent), the body reports the
+//! disconnect.
 
 use std::convert::Infallible;
+use std::future::Future as _;
 use std::pin::Pin;
+#[cfg(test)]
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body, Frame};
-use tokio::sync::mpsc;
-use tokio::time::Instant;
+use tokio::sync::{mpsc, OwnedSemaphorePermit};
+use tokio::time::{Instant, Sleep};
 
 /// Default silence before a heartbeat comment.
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
@@ -25,11 +29,8 @@ pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
 /// The heartbeat record: an SSE comment, not an event.
 pub const HEARTBEAT: &[u8] = b": heartbeat\n\n";
 
-/// Frames queued ahead of a slow client before the run waits for it.
-const QUEUE: usize = 64;
-
 /// A response body whose frames come from a channel; it ends when every
-/// sender is gone.
+/// sender is gone (the tests' fake A2A runtimes stream with it).
 #[derive(Debug)]
 pub struct ChannelBody {
     rx: mpsc::Receiver<Bytes>,
@@ -56,106 +57,118 @@ impl Body for ChannelBody {
     }
 }
 
-/// The client went away; nothing more can be written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Disconnected;
-
-/// The writing end of one SSE response.
+/// What the engine sends a run's body.
 #[derive(Debug)]
-pub struct SseSink {
-    tx: mpsc::Sender<Bytes>,
-    last_write: Arc<Mutex<Instant>>,
-    heartbeat: tokio::task::JoinHandle<()>,
+pub enum Record {
+    /// An event (compact JSON, one line), and the credit of the A2A frame
+    /// it came from: returned to the relay once the event is written.
+    Event(String, Option<OwnedSemaphorePermit>),
+    /// The run is over: the body ends after what is queued.
+    End,
 }
 
-impl SseSink {
-    /// A sink and the body to put in the response. Heartbeats start now.
-    pub fn new(interval: Duration) -> (SseSink, ChannelBody) {
-        let (tx, rx) = mpsc::channel(QUEUE);
-        let last_write = Arc::new(Mutex::new(Instant::now()));
-        let heartbeat = tokio::spawn(heartbeat(tx.clone(), Arc::clone(&last_write), interval));
-        (
-            SseSink {
-                tx,
-                last_write,
-                heartbeat,
-            },
-            ChannelBody::new(rx),
-        )
-    }
+/// Most events one body chunk carries.
+const WRITE_BATCH: usize = 64;
 
-    /// Writes one event record (`json` must be compact, one line).
-    ///
-    /// # Errors
-    /// [`Disconnected`] when the client is gone.
-    pub async fn send_json(&self, json: &str) -> Result<(), Disconnected> {
-        self.send_all([json]).await
-    }
+/// The SSE response body of one run.
+pub struct RunBody {
+    rx: mpsc::UnboundedReceiver<Record>,
+    interval: Duration,
+    last_write: Instant,
+    heartbeat: Pin<Box<Sleep>>,
+    /// Credits of the chunk handed out last: the connection asks for the
+    /// next chunk only once it has written that one.
+    written: Vec<OwnedSemaphorePermit>,
+    ended: bool,
+    on_disconnect: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
 
-    /// Writes event records as one body chunk, so that a burst of events
-    /// costs one wake-up of the connection and one write.
-    ///
-    /// # Errors
-    /// [`Disconnected`] when the client is gone.
-    pub async fn send_all<'a>(
-        &self,
-        jsons: impl IntoIterator<Item = &'a str>,
-    ) -> Result<(), Disconnected> {
+impl std::fmt::Debug for RunBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunBody")
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunBody {
+    /// A body reading `rx`, with a heartbeat after each `interval` of
+    /// silence; `on_disconnect` runs if it is dropped before the run ended.
+    pub fn new(
+        rx: mpsc::UnboundedReceiver<Record>,
+        interval: Duration,
+        on_disconnect: impl FnOnce() + Send + Sync + 'static,
+    ) -> Self {
+        let now = Instant::now();
+        RunBody {
+            rx,
+            interval,
+            last_write: now,
+            heartbeat: Box::pin(tokio::time::sleep_until(now + interval)),
+            written: Vec::new(),
+            ended: false,
+            on_disconnect: Some(Box::new(on_disconnect)),
+        }
+    }
+}
+
+impl Body for RunBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = &mut *self;
+        this.written.clear();
         let mut records = Vec::new();
-        for json in jsons {
-            debug_assert!(!json.contains('\n'));
-            records.extend_from_slice(b"data: ");
-            records.extend_from_slice(json.as_bytes());
-            records.extend_from_slice(b"\n\n");
-        }
-        self.tx
-            .send(Bytes::from(records))
-            .await
-            .map_err(|_| Disconnected)?;
-        *self.last_write.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-        Ok(())
-    }
-
-    /// Resolves when the client has gone away.
-    pub async fn closed(&self) {
-        self.tx.closed().await;
-    }
-
-    /// True once the client has gone away.
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
-
-    /// Ends the stream: no more heartbeats; the body ends once queued
-    /// records are written.
-    pub fn finish(self) {
-        // Drop does the work.
-    }
-}
-
-impl Drop for SseSink {
-    fn drop(&mut self) {
-        self.heartbeat.abort();
-    }
-}
-
-async fn heartbeat(tx: mpsc::Sender<Bytes>, last_write: Arc<Mutex<Instant>>, interval: Duration) {
-    loop {
-        let due = *last_write.lock().unwrap_or_else(|e| e.into_inner()) + interval;
-        tokio::select! {
-            () = tokio::time::sleep_until(due) => {}
-            () = tx.closed() => return,
-        }
-        let mut last = last_write
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .to_owned();
-        if last + interval <= Instant::now() {
-            if tx.send(Bytes::from_static(HEARTBEAT)).await.is_err() {
-                return;
+        let mut count = 0;
+        while !this.ended && count < WRITE_BATCH {
+            match this.rx.poll_recv(cx) {
+                Poll::Ready(Some(Record::Event(json, credit))) => {
+                    debug_assert!(!json.contains('\n'));
+                    records.extend_from_slice(b"data: ");
+                    records.extend_from_slice(json.as_bytes());
+                    records.extend_from_slice(b"\n\n");
+                    this.written.extend(credit);
+                    count += 1;
+                }
+                Poll::Ready(Some(Record::End) | None) => this.ended = true,
+                Poll::Pending => break,
             }
-            last = Instant::now();
-            *last_write.lock().unwrap_or_else(|e| e.into_inner()) = last;
+        }
+        if !records.is_empty() {
+            this.last_write = Instant::now();
+            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(records)))));
+        }
+        if this.ended {
+            this.on_disconnect = None;
+            return Poll::Ready(None);
+        }
+        // Silence: the timer is re-armed lazily, not on every write.
+        while this.heartbeat.as_mut().poll(cx).is_ready() {
+            let due = this.last_write + this.interval;
+            if due <= Instant::now() {
+                this.last_write = Instant::now();
+                let next = this.last_write + this.interval;
+                this.heartbeat.as_mut().reset(next);
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(HEARTBEAT)))));
+            }
+            this.heartbeat.as_mut().reset(due);
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
+}
+
+impl Drop for RunBody {
+    fn drop(&mut self) {
+        if let Some(on_disconnect) = self.on_disconnect.take() {
+            on_disconnect();
         }
     }
 }
@@ -165,31 +178,57 @@ mod tests {
     use super::*;
     use http_body_util::BodyExt as _;
 
-    async fn next_frame(body: &mut ChannelBody) -> Option<Bytes> {
+    async fn next_frame(body: &mut RunBody) -> Option<Bytes> {
         body.frame().await.map(|f| f.unwrap().into_data().unwrap())
     }
 
+    fn run_body(interval: Duration) -> (mpsc::UnboundedSender<Record>, RunBody, Arc<Mutex<bool>>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let gone = Arc::new(Mutex::new(false));
+        let flag = Arc::clone(&gone);
+        let body = RunBody::new(rx, interval, move || *flag.lock().unwrap() = true);
+        (tx, body, gone)
+    }
+
+    fn event(json: &str) -> Record {
+        Record::Event(json.to_owned(), None)
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn records_use_lf_framing() {
-        let (sink, mut body) = SseSink::new(DEFAULT_HEARTBEAT);
-        sink.send_json(r#"{"type":"RUN_STARTED"}"#).await.unwrap();
+    async fn records_use_lf_framing_and_a_burst_is_one_chunk() {
+        let (tx, mut body, gone) = run_body(DEFAULT_HEARTBEAT);
+        tx.send(event(r#"{"type":"RUN_STARTED"}"#)).unwrap();
+        tx.send(event("{}")).unwrap();
         assert_eq!(
             next_frame(&mut body).await.unwrap(),
-            &b"data: {\"type\":\"RUN_STARTED\"}\n\n"[..]
+            &b"data: {\"type\":\"RUN_STARTED\"}\n\ndata: {}\n\n"[..]
         );
-        sink.finish();
-        assert_eq!(
-            next_frame(&mut body).await,
-            None,
-            "the body ends after finish"
-        );
+        tx.send(Record::End).unwrap();
+        assert_eq!(next_frame(&mut body).await, None, "the body ends after End");
+        drop(body);
+        assert!(!*gone.lock().unwrap(), "an ended run is no disconnect");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn credits_come_back_once_the_chunk_was_written() {
+        let credits = Arc::new(tokio::sync::Semaphore::new(2));
+        let (tx, mut body, _gone) = run_body(DEFAULT_HEARTBEAT);
+        for _ in 0..2 {
+            let credit = Arc::clone(&credits).try_acquire_owned().unwrap();
+            tx.send(Record::Event("{}".into(), Some(credit))).unwrap();
+        }
+        next_frame(&mut body).await.unwrap();
+        assert_eq!(credits.available_permits(), 0, "held while being written");
+        tx.send(event("{}")).unwrap();
+        next_frame(&mut body).await.unwrap();
+        assert_eq!(credits.available_permits(), 2, "returned on the next poll");
     }
 
     #[tokio::test(start_paused = true)]
     async fn heartbeat_after_silence_only() {
-        let (sink, mut body) = SseSink::new(Duration::from_secs(15));
+        let (tx, mut body, _gone) = run_body(Duration::from_secs(15));
         tokio::time::sleep(Duration::from_secs(10)).await;
-        sink.send_json("{}").await.unwrap();
+        tx.send(event("{}")).unwrap();
         assert_eq!(next_frame(&mut body).await.unwrap(), &b"data: {}\n\n"[..]);
         let start = Instant::now();
         assert_eq!(next_frame(&mut body).await.unwrap(), HEARTBEAT);
@@ -204,15 +243,12 @@ mod tests {
             Duration::from_secs(30),
             "and every 15 s of silence"
         );
-        drop(sink);
     }
 
     #[tokio::test(start_paused = true)]
-    async fn dropping_the_body_is_seen_as_disconnect() {
-        let (sink, body) = SseSink::new(DEFAULT_HEARTBEAT);
-        assert!(!sink.is_closed());
+    async fn dropping_the_body_early_is_a_disconnect() {
+        let (_tx, body, gone) = run_body(DEFAULT_HEARTBEAT);
         drop(body);
-        sink.closed().await;
-        assert_eq!(sink.send_json("{}").await, Err(Disconnected));
+        assert!(*gone.lock().unwrap());
     }
 }
