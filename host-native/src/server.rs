@@ -213,6 +213,9 @@ async fn read_head(
     }
     loop {
         if let Some(len) = http1::head_len(buffered) {
+            if len > MAX_HEAD_BYTES {
+                return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+            }
             let head = parse_request(&buffered[..len]);
             buffered.drain(..len);
             return head.map(Some);

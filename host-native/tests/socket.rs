@@ -428,3 +428,142 @@ fn dechunk(mut raw: &str) -> String {
     }
     out
 }
+
+/// Reads until the server closes the connection (or 5 s pass).
+async fn read_to_close(stream: &mut TcpStream) -> String {
+    let mut seen = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut seen)).await;
+    text(&seen)
+}
+
+async fn health_server() -> Running {
+    start(
+        "http://127.0.0.1:9/",
+        HttpSettings::default(),
+        ConnTimeouts::default(),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_requests_are_answered_in_order() {
+    let s = health_server().await;
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    c.write_all(
+        b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let all = read_to_close(&mut c).await;
+    let statuses: Vec<&str> = all
+        .match_indices("HTTP/1.1 ")
+        .map(|(at, _)| &all[at + 9..at + 12])
+        .collect();
+    assert_eq!(statuses, ["200", "404", "200"], "{all}");
+    assert_eq!(all.matches("\"status\":\"ok\"").count(), 2, "{all}");
+    assert_eq!(all.matches("connection: close").count(), 1, "{all}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expect_continue_gets_a_100_before_the_body() {
+    let s = health_server().await;
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    let body = r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#;
+    c.write_all(
+        format!(
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let interim = text(&read_until(&mut c, b"\r\n\r\n").await);
+    assert_eq!(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+    c.write_all(body.as_bytes()).await.unwrap();
+    // A request without forwardedProps.iacCode: refused, but answered.
+    let response = text(&read_until(&mut c, b"}}").await);
+    assert!(response.starts_with("HTTP/1.1 4"), "{response}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http10_and_head_requests() {
+    let s = health_server().await;
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    c.write_all(b"GET /health HTTP/1.0\r\n\r\n").await.unwrap();
+    let response = read_to_close(&mut c).await;
+    assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
+    assert!(response.contains("connection: close\r\n"), "{response}");
+    assert!(response.contains("content-length: "), "{response}");
+    assert!(response.contains("\"status\":\"ok\""), "{response}");
+
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    c.write_all(b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let response = read_to_close(&mut c).await;
+    assert!(response.ends_with("\r\n\r\n"), "headers only: {response}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_or_ambiguous_heads_get_400_or_431_and_a_close() {
+    let s = health_server().await;
+    let many = format!("GET /health HTTP/1.1\r\n{}\r\n", "X-A: b\r\n".repeat(101));
+    let huge = format!(
+        "GET /health HTTP/1.1\r\nX-A: {}\r\n\r\n",
+        "b".repeat(70_000)
+    );
+    let cases: [(&[u8], &str); 5] = [
+        (b"NOT HTTP AT ALL\r\n\r\n", "400"),
+        (
+            b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "400",
+        ),
+        (
+            b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+            "400",
+        ),
+        (many.as_bytes(), "431"),
+        (huge.as_bytes(), "431"),
+    ];
+    for (request, status) in cases {
+        let mut c = TcpStream::connect(s.addr).await.unwrap();
+        let _ = c.write_all(request).await;
+        let response = read_to_close(&mut c).await;
+        assert!(
+            response.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{status}: {response}"
+        );
+        assert!(response.contains("connection: close\r\n"), "{response}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_before_its_body_the_client_still_gets_the_answer() {
+    let http = HttpSettings {
+        auth_token: Some(iac_agui::secret::Secret::new("right")),
+        ..HttpSettings::default()
+    };
+    let s = start("http://127.0.0.1:9/", http, ConnTimeouts::default()).await;
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    let body = vec![b' '; 4 * 1024 * 1024];
+    c.write_all(
+        format!(
+            "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    // The server answers 401 without reading the body, and keeps draining
+    // it for a moment so the answer is not lost to a connection reset.
+    let (mut read, mut write) = c.into_split();
+    let writer = tokio::spawn(async move { write.write_all(&body).await });
+    let mut seen = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), read.read_to_end(&mut seen)).await;
+    let response = text(&seen);
+    assert!(response.starts_with("HTTP/1.1 401 "), "{response}");
+    assert!(response.contains("connection: close\r\n"), "{response}");
+    let _ = writer.await;
+}
