@@ -27,6 +27,13 @@ use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 /// not ours).
 pub const MAX_DOCUMENT_BYTES: u64 = 4 * 1024 * 1024;
 
+/// Thread files written at once. A write is mostly waiting for its fsync,
+/// but each one also holds a blocking thread, and creating or renaming an
+/// entry takes the state directory's lock: a hundred concurrent writers
+/// mean a hundred threads switching in and out and spinning on that lock
+/// (BENCHMARKS.md), while this many still keep the disk's queue full.
+const WRITERS: usize = 8;
+
 /// Why a thread document could not be read or written. Every variant maps to
 /// `STATE_UNAVAILABLE` at admission or `STATE_PERSISTENCE_FAILED` mid-run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +63,7 @@ impl std::error::Error for StoreError {}
 pub struct StateStore {
     dir: PathBuf,
     slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
+    writers: tokio::sync::Semaphore,
     #[cfg(test)]
     fail_before_rename: std::sync::atomic::AtomicBool,
 }
@@ -103,6 +111,7 @@ impl StateStore {
         Ok(Arc::new(StateStore {
             dir,
             slots: Mutex::new(HashMap::new()),
+            writers: tokio::sync::Semaphore::new(WRITERS),
             #[cfg(test)]
             fail_before_rename: std::sync::atomic::AtomicBool::new(false),
         }))
@@ -193,7 +202,7 @@ impl ThreadGuard {
             .load(std::sync::atomic::Ordering::SeqCst);
         #[cfg(not(test))]
         let fail = false;
-        let _ = &self.store;
+        let _permit = self.store.writers.acquire().await;
         tokio::task::spawn_blocking(move || write_atomically(&path, &bytes, fail))
             .await
             .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))??;
@@ -238,7 +247,9 @@ fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Resu
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if let Some(result) = write_by_exchange(dir, &stem, path, bytes, fail_before_rename) {
+    if let Some(result) = write_by_exchange(dir, &stem, path, bytes, fail_before_rename)
+        .or_else(|| write_new_by_link(dir, &stem, path, bytes, fail_before_rename))
+    {
         return result;
     }
     let mut nonce = [0u8; 8];
@@ -266,6 +277,60 @@ fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Resu
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// The first write of a thread: the document goes into an unnamed file
+/// (`O_TMPFILE`), is fsynced, and is linked in under its name; then the
+/// directory is fsynced. The file appears whole or not at all, as with a
+/// temp file and `rename`, but its inode is allocated outside the
+/// directory's lock, which on ext4 can be slow and would make every other
+/// write wait. `None` when the path does not apply (the file exists, the
+/// file system or `/proc` lacks what it needs) and the temp file must be
+/// used.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn write_new_by_link(
+    dir: &Path,
+    stem: &str,
+    path: &Path,
+    bytes: &[u8],
+    fail_before_rename: bool,
+) -> Option<Result<(), StoreError>> {
+    use nix::errno::Errno;
+    use nix::fcntl::AtFlags;
+    use std::os::fd::AsRawFd as _;
+
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .open(dir)
+        .ok()?;
+    if let Err(error) = file.write_all(bytes).and_then(|()| file.sync_all()) {
+        return Some(Err(io(error)));
+    }
+    if fail_before_rename {
+        return Some(Err(StoreError::Io(std::io::ErrorKind::Interrupted)));
+    }
+    let directory = match File::open(dir) {
+        Ok(directory) => directory,
+        Err(error) => return Some(Err(io(error))),
+    };
+    let unnamed = format!("/proc/self/fd/{}", file.as_raw_fd());
+    match nix::unistd::linkat(
+        &directory,
+        unnamed.as_str(),
+        &directory,
+        stem,
+        AtFlags::AT_SYMLINK_FOLLOW,
+    ) {
+        Ok(()) => Some(directory.sync_all().map_err(io)),
+        // Created meanwhile, or no /proc: the general path decides.
+        Err(Errno::EEXIST | Errno::ENOENT) => None,
+        Err(errno) => Some(Err(io(std::io::Error::from(errno)))),
+    }
 }
 
 /// The fast path once a thread's file exists: the new document goes into
@@ -396,6 +461,32 @@ mod tests {
             .filter(|name| !name.ends_with(".swap"))
             .collect();
         assert_eq!(names, ["t.json"]);
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[tokio::test]
+    async fn a_first_write_appears_whole_or_not_at_all() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let names = || -> Vec<String> {
+            std::fs::read_dir(store.dir())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        };
+        // A crash before the link leaves no file at all, not even a temp.
+        store.fail_before_rename.store(true, Ordering::SeqCst);
+        let mut guard = store.lock("t").await;
+        assert!(guard.persist(&json!({"v": 1})).await.is_err());
+        assert_eq!(names(), Vec::<String>::new());
+        assert_eq!(guard.document().await.unwrap(), None);
+        store.fail_before_rename.store(false, Ordering::SeqCst);
+        guard.persist(&json!({"v": 2})).await.unwrap();
+        assert_eq!(names(), ["t.json"]);
+        let meta = std::fs::metadata(store.dir().join("t.json")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(guard.document().await.unwrap().unwrap()["v"], 2);
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

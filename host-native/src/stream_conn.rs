@@ -91,6 +91,10 @@ pub(crate) async fn post(
     request.extend_from_slice(b"\r\nConnection: close\r\nContent-Length: ");
     request.extend_from_slice(body.len().to_string().as_bytes());
     for (name, value) in headers {
+        // A line break in a configured value (a token) must not add lines.
+        if name.contains(['\r', '\n']) || value.contains(['\r', '\n']) {
+            return Err(ConnError::Refused);
+        }
         request.extend_from_slice(b"\r\n");
         request.extend_from_slice(name.as_bytes());
         request.extend_from_slice(b": ");
