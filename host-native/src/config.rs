@@ -90,7 +90,7 @@ pub struct ServeArgs {
     pub demo_dir: Option<PathBuf>,
     /// Threads that run the server's tasks, 1 to 256 [default: one less
     /// than the cores, at least 1: the A2A runtime needs the last one].
-    #[arg(long, value_name = "N")]
+    #[arg(long, env = "IAC_AGUI_WORKERS", value_name = "N")]
     pub workers: Option<u16>,
 }
 

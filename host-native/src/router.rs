@@ -130,15 +130,37 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let (parts, body) = req.into_parts();
-    let accept_language = header_str(&parts.headers, header::ACCEPT_LANGUAGE);
-    let value = match json_body(app, &parts.headers, body, MAX_RUN_BODY_BYTES, true).await {
-        Ok(value) => value,
+    let accept_language = header_str(&parts.headers, header::ACCEPT_LANGUAGE).map(str::to_owned);
+    let header_language = i18n::negotiate(None, accept_language.as_deref());
+    let bytes = match checked_body(app, &parts.headers, body, MAX_RUN_BODY_BYTES, true).await {
+        Ok(bytes) => bytes,
         Err(response) => return response,
     };
-    let language = validate::request_language(&value, accept_language);
-    let mut validated = match validate::validate_run(&value, accept_language) {
-        Ok(validated) => validated,
-        Err(error) => return error_response(&error, language),
+    let large = bytes.len() > OFFLOAD_BYTES;
+    let check = move || {
+        let value = validate::parse_body(&bytes).map_err(|e| (e, header_language))?;
+        let language = validate::request_language(&value, accept_language.as_deref());
+        validate::validate_run(&value, accept_language.as_deref())
+            .map(|validated| (validated, language))
+            .map_err(|e| (e, language))
+    };
+    // A body of megabytes (inline images) takes tens of milliseconds to
+    // parse and check: not on a worker that relays other runs' events.
+    let checked = if large {
+        tokio::task::spawn_blocking(check)
+            .await
+            .unwrap_or_else(|_| {
+                Err((
+                    ProtocolError::new(ErrorCode::InvalidJson, MessageKey::InvalidJson),
+                    header_language,
+                ))
+            })
+    } else {
+        check()
+    };
+    let (mut validated, language) = match checked {
+        Ok(checked) => checked,
+        Err((error, language)) => return error_response(&error, language),
     };
     let cwd = match app
         .workspace
@@ -190,9 +212,11 @@ where
     }
 }
 
-/// What both `POST` routes check before they look at the body's meaning
-/// (SPEC §1): auth before the body is read, the media types, the size limit
-/// while reading, and JSON. A refusal is the finished error response.
+/// Request bodies larger than this are parsed and checked on a blocking
+/// thread.
+const OFFLOAD_BYTES: usize = 64 * 1024;
+
+/// [`checked_body`], then JSON.
 async fn json_body<B>(
     app: &Arc<App>,
     headers: &HeaderMap,
@@ -205,13 +229,31 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let language = i18n::negotiate(None, header_str(headers, header::ACCEPT_LANGUAGE));
-    precheck(app, headers, streams).map_err(|error| error_response(&error, language))?;
-    let body = match read_body(app, headers, body, limit).await {
-        Ok(body) => body,
-        Err(BodyFailure::Refused(error)) => return Err(error_response(&error, language)),
-        Err(BodyFailure::TimedOut) => return Err(empty(StatusCode::REQUEST_TIMEOUT)),
-    };
+    let body = checked_body(app, headers, body, limit, streams).await?;
     validate::parse_body(&body).map_err(|error| error_response(&error, language))
+}
+
+/// What both `POST` routes check before they look at the body's meaning
+/// (SPEC §1): auth before the body is read, the media types, and the size
+/// limit while reading. A refusal is the finished error response.
+async fn checked_body<B>(
+    app: &Arc<App>,
+    headers: &HeaderMap,
+    body: B,
+    limit: usize,
+    streams: bool,
+) -> Result<Bytes, Response<ResponseBody>>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let language = i18n::negotiate(None, header_str(headers, header::ACCEPT_LANGUAGE));
+    precheck(app, headers, streams).map_err(|error| error_response(&error, language))?;
+    match read_body(app, headers, body, limit).await {
+        Ok(body) => Ok(body),
+        Err(BodyFailure::Refused(error)) => Err(error_response(&error, language)),
+        Err(BodyFailure::TimedOut) => Err(empty(StatusCode::REQUEST_TIMEOUT)),
+    }
 }
 
 async fn cancel<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>

@@ -246,40 +246,50 @@ async fn invalid_json_and_input_translated() {
         (b"[1]", "INVALID_INPUT"),
         (b"{}", "INVALID_INPUT"),
     ];
+    // Small bodies are checked inline, large ones (past 64 KiB: padded with
+    // whitespace) on a blocking thread; the answers must not differ.
+    let padded = |body: &[u8]| [vec![b' '; 70 * 1024], body.to_vec()].concat();
     for (body, code) in cases {
-        let req = post("/", "")
-            .header("accept-language", "pt-BR, en;q=0.5")
-            .body(full(body.to_vec()))
-            .unwrap();
-        let (status, headers, bytes) = send(&t, req).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST);
-        assert_eq!(headers["content-type"], "application/json");
-        let (got, message) = error_of(&bytes);
-        assert_eq!(got, code);
-        let pt = iac_agui_core::Language::Pt;
-        let key = match code {
-            "INVALID_JSON" => iac_agui_core::MessageKey::InvalidJson,
-            _ if body == b"[1]" => iac_agui_core::MessageKey::BodyNotObject,
-            _ => iac_agui_core::MessageKey::InvalidEnvelope,
-        };
-        assert_eq!(message, iac_agui_core::catalog::text(key, pt));
+        for body in [body.to_vec(), padded(body)] {
+            let req = post("/", "")
+                .header("accept-language", "pt-BR, en;q=0.5")
+                .body(full(body.clone()))
+                .unwrap();
+            let (status, headers, bytes) = send(&t, req).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST);
+            assert_eq!(headers["content-type"], "application/json");
+            let (got, message) = error_of(&bytes);
+            assert_eq!(got, code);
+            let pt = iac_agui_core::Language::Pt;
+            let key = match code {
+                "INVALID_JSON" => iac_agui_core::MessageKey::InvalidJson,
+                _ if body.ends_with(b"[1]") => iac_agui_core::MessageKey::BodyNotObject,
+                _ => iac_agui_core::MessageKey::InvalidEnvelope,
+            };
+            assert_eq!(message, iac_agui_core::catalog::text(key, pt));
+        }
     }
     // preferredLanguage in the body wins over Accept-Language.
     let mut body = run_body("t", "r", &t.workspace);
     body["tools"] = json!([{"name": "x"}]);
     body["forwardedProps"]["iacCode"]["preferredLanguage"] = json!("ja");
-    let req = post("/", "")
-        .header("accept-language", "pt")
-        .body(full(body.to_string()))
-        .unwrap();
-    let (_, _, bytes) = send(&t, req).await;
-    assert_eq!(
-        error_of(&bytes).1,
-        iac_agui_core::catalog::text(
-            iac_agui_core::MessageKey::ToolsNotSupported,
-            iac_agui_core::Language::Ja
-        )
-    );
+    for body in [
+        body.to_string().into_bytes(),
+        padded(body.to_string().as_bytes()),
+    ] {
+        let req = post("/", "")
+            .header("accept-language", "pt")
+            .body(full(body))
+            .unwrap();
+        let (_, _, bytes) = send(&t, req).await;
+        assert_eq!(
+            error_of(&bytes).1,
+            iac_agui_core::catalog::text(
+                iac_agui_core::MessageKey::ToolsNotSupported,
+                iac_agui_core::Language::Ja
+            )
+        );
+    }
 }
 
 #[tokio::test]
