@@ -279,6 +279,21 @@ fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Resu
     result
 }
 
+/// Once the new document is written and fsynced: the directory, to link or
+/// rename it in (tests can make the write stop just before).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn written_then_dir(
+    written: std::io::Result<()>,
+    dir: &Path,
+    fail_before_rename: bool,
+) -> Result<File, StoreError> {
+    written.map_err(io)?;
+    if fail_before_rename {
+        return Err(StoreError::Io(std::io::ErrorKind::Interrupted));
+    }
+    File::open(dir).map_err(io)
+}
+
 /// The first write of a thread: the document goes into an unnamed file
 /// (`O_TMPFILE`), is fsynced, and is linked in under its name; then the
 /// directory is fsynced. The file appears whole or not at all, as with a
@@ -308,15 +323,10 @@ fn write_new_by_link(
         .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
         .open(dir)
         .ok()?;
-    if let Err(error) = file.write_all(bytes).and_then(|()| file.sync_all()) {
-        return Some(Err(io(error)));
-    }
-    if fail_before_rename {
-        return Some(Err(StoreError::Io(std::io::ErrorKind::Interrupted)));
-    }
-    let directory = match File::open(dir) {
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    let directory = match written_then_dir(written, dir, fail_before_rename) {
         Ok(directory) => directory,
-        Err(error) => return Some(Err(io(error))),
+        Err(error) => return Some(Err(error)),
     };
     let unnamed = format!("/proc/self/fd/{}", file.as_raw_fd());
     match nix::unistd::linkat(
@@ -382,15 +392,9 @@ fn write_by_exchange(
         swap.write_all(bytes)?;
         swap.sync_all()
     })();
-    if let Err(error) = written {
-        return Some(Err(io(error)));
-    }
-    if fail_before_rename {
-        return Some(Err(StoreError::Io(std::io::ErrorKind::Interrupted)));
-    }
-    let directory = match File::open(dir) {
+    let directory = match written_then_dir(written, dir, fail_before_rename) {
         Ok(directory) => directory,
-        Err(error) => return Some(Err(io(error))),
+        Err(error) => return Some(Err(error)),
     };
     match renameat2(
         &directory,

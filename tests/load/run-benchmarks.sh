@@ -4,7 +4,7 @@
 # scripted A2A runtime in the load process) and against the runtime alone
 # (the A2A baseline for "added" latency).
 #
-#   bash tests/load/run-benchmarks.sh            everything (~5 min + build)
+#   bash tests/load/run-benchmarks.sh            everything (~7 min + build)
 #   SKIP_CRITERION=1 bash tests/load/run-benchmarks.sh   load figures only
 #
 # To add the Python reference, start it against a scripted runtime first
@@ -39,6 +39,11 @@ section "100 concurrent runs of 100 deltas (1000 runs): latency"
 section "per-event latency: 100 concurrent runs of 500 ticks, one every 10 ms"
 "$load" "${ours[@]}" --runs 100 --concurrency 100 --scenario ticks:500:10
 "$load" "${a2a[@]}" --runs 100 --concurrency 100 --scenario ticks:500:10
+
+section "per-event latency in steady state: 100 runs of 2,000 ticks (20 s); one worker, then two"
+"$load" "${ours[@]}" --runs 100 --concurrency 100 --scenario ticks:2000:10
+IAC_AGUI_WORKERS=2 "$load" "${ours[@]}" --runs 100 --concurrency 100 --scenario ticks:2000:10
+"$load" "${a2a[@]}" --runs 100 --concurrency 100 --scenario ticks:2000:10
 
 section "admission: plain runs, one client"
 "$load" "${ours[@]}" --runs 200 --scenario plain
