@@ -151,6 +151,8 @@ async fn serve_connection(
             buffered = std::mem::take(&mut state.buffered);
             state.decoder.is_done() && !state.failed
         };
+        // What the request needed is not kept while a response streams.
+        buffered.shrink_to_fit();
         let exchange = Exchange {
             keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow(),
             ..exchange
@@ -212,6 +214,12 @@ async fn read_head(
         deadline = Instant::now() + timeouts.header_read;
     }
     loop {
+        // Empty lines before a request line are ignored (RFC 9112 §2.2).
+        let blank = buffered
+            .iter()
+            .take_while(|b| matches!(b, b'\r' | b'\n'))
+            .count();
+        buffered.drain(..blank);
         if let Some(len) = http1::head_len(buffered) {
             if len > MAX_HEAD_BYTES {
                 return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);

@@ -450,7 +450,7 @@ async fn pipelined_requests_are_answered_in_order() {
     let s = health_server().await;
     let mut c = TcpStream::connect(s.addr).await.unwrap();
     c.write_all(
-        b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
     )
     .await
     .unwrap();
