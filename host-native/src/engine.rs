@@ -38,7 +38,7 @@ use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::a2a_client::{A2aClient, A2aError};
-use crate::sse_writer::{Record, RunBody};
+use crate::sse_writer::{run_body, Record, RunBody, RunSender};
 use crate::store::StateStore;
 
 /// Frames one A2A stream may have in flight (queued for the actor, or
@@ -265,7 +265,7 @@ struct Actor {
 }
 
 struct RunHandle {
-    tx: mpsc::UnboundedSender<Record>,
+    tx: RunSender,
     started: Instant,
     code: Option<String>,
 }
@@ -380,9 +380,8 @@ impl Actor {
         match output {
             Output::Admitted { thread_id, run_id } => {
                 let key = (thread_id, run_id);
-                let (tx, rx) = mpsc::unbounded_channel();
                 let (engine, gone) = (self.self_tx.clone(), key.clone());
-                let body = RunBody::new(rx, self.deps.heartbeat, move || {
+                let (tx, body) = run_body(self.deps.heartbeat, move || {
                     send(&engine, Msg::Disconnected(gone));
                 });
                 self.runs.insert(
@@ -451,32 +450,34 @@ impl Actor {
                 let tx = self.self_tx.clone();
                 let request = request.0;
                 tracing::debug!(method = %request.method, effect = id, "A2A call");
-                let task = tokio::spawn(async move {
-                    if streaming {
-                        relay_stream(client, request, id, &tx).await;
-                    } else {
-                        // A cancel extension call waits for its CancelTask
-                        // (SPEC §9): a runtime that never answers must not
-                        // hold it for the hour a resumed turn may take.
-                        let limit = (request.method == Method::CancelTask.as_str())
-                            .then_some(CANCEL_TASK_TIMEOUT);
-                        let call = client.call_raw(&request);
-                        let result = match limit {
-                            Some(limit) => tokio::time::timeout(limit, call)
-                                .await
-                                .unwrap_or(Err(A2aError::Timeout)),
-                            None => call.await,
-                        };
-                        let answer = match result {
-                            Ok(response) => Answer::Response(response),
-                            Err(error) => failed(&error),
-                        };
-                        send(&tx, Msg::Answer(id, answer));
-                    }
-                });
                 if streaming {
+                    // A task of its own size: an open stream may wait an
+                    // hour, and a task is as large as its largest branch.
+                    let task = tokio::spawn(async move {
+                        relay_stream(client, request, id, &tx).await;
+                    });
                     self.streams.insert(id, task.abort_handle());
+                    return;
                 }
+                tokio::spawn(async move {
+                    // A cancel extension call waits for its CancelTask
+                    // (SPEC §9): a runtime that never answers must not
+                    // hold it for the hour a resumed turn may take.
+                    let limit = (request.method == Method::CancelTask.as_str())
+                        .then_some(CANCEL_TASK_TIMEOUT);
+                    let call = client.call_raw(&request);
+                    let result = match limit {
+                        Some(limit) => tokio::time::timeout(limit, call)
+                            .await
+                            .unwrap_or(Err(A2aError::Timeout)),
+                        None => call.await,
+                    };
+                    let answer = match result {
+                        Ok(response) => Answer::Response(response),
+                        Err(error) => failed(&error),
+                    };
+                    send(&tx, Msg::Answer(id, answer));
+                });
             }
             Output::Http {
                 id,

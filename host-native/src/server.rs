@@ -117,7 +117,17 @@ async fn serve_connection(
             timeouts.idle
         };
         first = false;
-        let head = match read_head(&socket, &mut buffered, wait, timeouts, &mut shutdown).await {
+        // Each step's future is boxed, so the connection's own task stays
+        // small while a response streams for an hour.
+        let head = match Box::pin(read_head(
+            &socket,
+            &mut buffered,
+            wait,
+            timeouts,
+            &mut shutdown,
+        ))
+        .await
+        {
             Ok(Some(head)) => head,
             Ok(None) => return,
             Err(status) => {
@@ -157,7 +167,7 @@ async fn serve_connection(
             keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow(),
             ..exchange
         };
-        match write_response(&socket, response, &exchange, &mut buffered).await {
+        match Box::pin(write_response(&socket, response, &exchange, &mut buffered)).await {
             Ok(true) => {}
             Ok(false) => {
                 if !body_read {

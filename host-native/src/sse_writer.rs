@@ -10,12 +10,12 @@
 //! connection, even while the run is silent), the body reports the
 //! disconnect.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future as _;
 use std::pin::Pin;
-#[cfg(test)]
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -70,9 +70,61 @@ pub enum Record {
 /// Most events one body chunk carries.
 const WRITE_BATCH: usize = 64;
 
+/// The engine's end of a run's body.
+#[derive(Debug)]
+pub struct RunSender {
+    queue: Arc<Mutex<Queue>>,
+}
+
+/// Records on their way from the engine to the connection. Unlike a
+/// channel, it holds no memory while empty, which is how an open stream
+/// spends nearly all of its life.
+#[derive(Debug, Default)]
+struct Queue {
+    records: VecDeque<Record>,
+    waker: Option<Waker>,
+    sender_gone: bool,
+    body_gone: bool,
+}
+
+fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
+    queue.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl RunSender {
+    /// Queues a record for the body; `false` when the body is gone.
+    pub fn send(&self, record: Record) -> bool {
+        let waker = {
+            let mut queue = lock(&self.queue);
+            if queue.body_gone {
+                return false;
+            }
+            queue.records.push_back(record);
+            queue.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        true
+    }
+}
+
+impl Drop for RunSender {
+    fn drop(&mut self) {
+        let waker = {
+            let mut queue = lock(&self.queue);
+            queue.sender_gone = true;
+            queue.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
 /// The SSE response body of one run.
 pub struct RunBody {
-    rx: mpsc::UnboundedReceiver<Record>,
+    queue: Arc<Mutex<Queue>>,
     interval: Duration,
     last_write: Instant,
     heartbeat: Pin<Box<Sleep>>,
@@ -91,25 +143,25 @@ impl std::fmt::Debug for RunBody {
     }
 }
 
-impl RunBody {
-    /// A body reading `rx`, with a heartbeat after each `interval` of
-    /// silence; `on_disconnect` runs if it is dropped before the run ended.
-    pub fn new(
-        rx: mpsc::UnboundedReceiver<Record>,
-        interval: Duration,
-        on_disconnect: impl FnOnce() + Send + Sync + 'static,
-    ) -> Self {
-        let now = Instant::now();
-        RunBody {
-            rx,
-            interval,
-            last_write: now,
-            heartbeat: Box::pin(tokio::time::sleep_until(now + interval)),
-            written: Vec::new(),
-            ended: false,
-            on_disconnect: Some(Box::new(on_disconnect)),
-        }
-    }
+/// A run's body and the engine's end of it: heartbeats after each
+/// `interval` of silence; `on_disconnect` runs if the body is dropped before
+/// the run ended (a [`Record::End`], or the sender dropped).
+pub fn run_body(
+    interval: Duration,
+    on_disconnect: impl FnOnce() + Send + Sync + 'static,
+) -> (RunSender, RunBody) {
+    let queue = Arc::new(Mutex::new(Queue::default()));
+    let now = Instant::now();
+    let body = RunBody {
+        queue: Arc::clone(&queue),
+        interval,
+        last_write: now,
+        heartbeat: Box::pin(tokio::time::sleep_until(now + interval)),
+        written: Vec::new(),
+        ended: false,
+        on_disconnect: Some(Box::new(on_disconnect)),
+    };
+    (RunSender { queue }, body)
 }
 
 impl Body for RunBody {
@@ -123,19 +175,35 @@ impl Body for RunBody {
         let this = &mut *self;
         this.written.clear();
         let mut records = Vec::new();
-        let mut count = 0;
-        while !this.ended && count < WRITE_BATCH {
-            match this.rx.poll_recv(cx) {
-                Poll::Ready(Some(Record::Event(json, credit))) => {
-                    debug_assert!(!json.contains('\n'));
-                    records.extend_from_slice(b"data: ");
-                    records.extend_from_slice(json.as_bytes());
-                    records.extend_from_slice(b"\n\n");
-                    this.written.extend(credit);
-                    count += 1;
+        {
+            let mut queue = lock(&this.queue);
+            let mut count = 0;
+            while !this.ended && count < WRITE_BATCH {
+                match queue.records.pop_front() {
+                    Some(Record::Event(json, credit)) => {
+                        debug_assert!(!json.contains('\n'));
+                        records.extend_from_slice(b"data: ");
+                        records.extend_from_slice(json.as_bytes());
+                        records.extend_from_slice(b"\n\n");
+                        this.written.extend(credit);
+                        count += 1;
+                    }
+                    Some(Record::End) => this.ended = true,
+                    None => {
+                        this.ended = queue.sender_gone;
+                        break;
+                    }
                 }
-                Poll::Ready(Some(Record::End) | None) => this.ended = true,
-                Poll::Pending => break,
+            }
+            if queue.records.is_empty() {
+                queue.records = VecDeque::new();
+                if !queue
+                    .waker
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+                {
+                    queue.waker = Some(cx.waker().clone());
+                }
             }
         }
         if !records.is_empty() {
@@ -167,6 +235,12 @@ impl Body for RunBody {
 
 impl Drop for RunBody {
     fn drop(&mut self) {
+        {
+            let mut queue = lock(&self.queue);
+            queue.body_gone = true;
+            // Their credits go back to the relay.
+            queue.records.clear();
+        }
         if let Some(on_disconnect) = self.on_disconnect.take() {
             on_disconnect();
         }
@@ -182,11 +256,10 @@ mod tests {
         body.frame().await.map(|f| f.unwrap().into_data().unwrap())
     }
 
-    fn run_body(interval: Duration) -> (mpsc::UnboundedSender<Record>, RunBody, Arc<Mutex<bool>>) {
-        let (tx, rx) = mpsc::unbounded_channel();
+    fn test_body(interval: Duration) -> (RunSender, RunBody, Arc<Mutex<bool>>) {
         let gone = Arc::new(Mutex::new(false));
         let flag = Arc::clone(&gone);
-        let body = RunBody::new(rx, interval, move || *flag.lock().unwrap() = true);
+        let (tx, body) = run_body(interval, move || *flag.lock().unwrap() = true);
         (tx, body, gone)
     }
 
@@ -196,14 +269,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn records_use_lf_framing_and_a_burst_is_one_chunk() {
-        let (tx, mut body, gone) = run_body(DEFAULT_HEARTBEAT);
-        tx.send(event(r#"{"type":"RUN_STARTED"}"#)).unwrap();
-        tx.send(event("{}")).unwrap();
+        let (tx, mut body, gone) = test_body(DEFAULT_HEARTBEAT);
+        assert!(tx.send(event(r#"{"type":"RUN_STARTED"}"#)));
+        assert!(tx.send(event("{}")));
         assert_eq!(
             next_frame(&mut body).await.unwrap(),
             &b"data: {\"type\":\"RUN_STARTED\"}\n\ndata: {}\n\n"[..]
         );
-        tx.send(Record::End).unwrap();
+        assert!(tx.send(Record::End));
         assert_eq!(next_frame(&mut body).await, None, "the body ends after End");
         drop(body);
         assert!(!*gone.lock().unwrap(), "an ended run is no disconnect");
@@ -212,23 +285,23 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn credits_come_back_once_the_chunk_was_written() {
         let credits = Arc::new(tokio::sync::Semaphore::new(2));
-        let (tx, mut body, _gone) = run_body(DEFAULT_HEARTBEAT);
+        let (tx, mut body, _gone) = test_body(DEFAULT_HEARTBEAT);
         for _ in 0..2 {
             let credit = Arc::clone(&credits).try_acquire_owned().unwrap();
-            tx.send(Record::Event("{}".into(), Some(credit))).unwrap();
+            assert!(tx.send(Record::Event("{}".into(), Some(credit))));
         }
         next_frame(&mut body).await.unwrap();
         assert_eq!(credits.available_permits(), 0, "held while being written");
-        tx.send(event("{}")).unwrap();
+        assert!(tx.send(event("{}")));
         next_frame(&mut body).await.unwrap();
         assert_eq!(credits.available_permits(), 2, "returned on the next poll");
     }
 
     #[tokio::test(start_paused = true)]
     async fn heartbeat_after_silence_only() {
-        let (tx, mut body, _gone) = run_body(Duration::from_secs(15));
+        let (tx, mut body, _gone) = test_body(Duration::from_secs(15));
         tokio::time::sleep(Duration::from_secs(10)).await;
-        tx.send(event("{}")).unwrap();
+        assert!(tx.send(event("{}")));
         assert_eq!(next_frame(&mut body).await.unwrap(), &b"data: {}\n\n"[..]);
         let start = Instant::now();
         assert_eq!(next_frame(&mut body).await.unwrap(), HEARTBEAT);
@@ -246,8 +319,31 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_dropped_sender_ends_the_body_after_what_it_queued() {
+        let (tx, mut body, gone) = test_body(DEFAULT_HEARTBEAT);
+        assert!(tx.send(event("{}")));
+        drop(tx);
+        assert_eq!(next_frame(&mut body).await.unwrap(), &b"data: {}\n\n"[..]);
+        assert_eq!(next_frame(&mut body).await, None);
+        drop(body);
+        assert!(!*gone.lock().unwrap());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gone_body_refuses_records_and_returns_their_credits() {
+        let credits = Arc::new(tokio::sync::Semaphore::new(1));
+        let (tx, body, gone) = test_body(DEFAULT_HEARTBEAT);
+        let credit = Arc::clone(&credits).try_acquire_owned().unwrap();
+        assert!(tx.send(Record::Event("{}".into(), Some(credit))));
+        drop(body);
+        assert!(*gone.lock().unwrap());
+        assert_eq!(credits.available_permits(), 1);
+        assert!(!tx.send(event("{}")));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn dropping_the_body_early_is_a_disconnect() {
-        let (_tx, body, gone) = run_body(DEFAULT_HEARTBEAT);
+        let (_tx, body, gone) = test_body(DEFAULT_HEARTBEAT);
         drop(body);
         assert!(*gone.lock().unwrap());
     }
