@@ -11,6 +11,7 @@
 //! gets a connection of its own, read without hyper ([`stream_conn`]), so an
 //! idle stream holds no buffer; dropping an [`A2aStream`] closes it at once.
 
+use std::pin::Pin;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -23,6 +24,7 @@ use hyper_util::rt::TokioExecutor;
 use iac_agui_core::a2a::{JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method, StreamFrame};
 use iac_agui_core::sse::{SseItem, SseParser};
 use serde_json::Value;
+use tokio::time::{Instant, Sleep};
 
 use crate::secret::Secret;
 use crate::stream_conn::{self, Conn, ConnError, Read};
@@ -124,6 +126,10 @@ pub struct A2aStream {
     conn: Conn,
     parser: SseParser,
     idle: Duration,
+    /// Fires at the latest `idle` after the last read; re-armed lazily
+    /// (not on every read, which would cost a timer update per event).
+    idle_timer: Pin<Box<Sleep>>,
+    last_read: Instant,
     done: bool,
 }
 
@@ -259,10 +265,13 @@ impl A2aClient {
                     .starts_with("text/event-stream")
             });
             if is_sse {
+                let now = Instant::now();
                 return Ok(A2aStream {
                     conn,
                     parser: SseParser::new(),
                     idle: self.timeouts.stream_idle,
+                    idle_timer: Box::pin(tokio::time::sleep_until(now + self.timeouts.stream_idle)),
+                    last_read: now,
                     done: false,
                 });
             }
@@ -424,11 +433,22 @@ impl A2aStream {
             if self.done {
                 return None;
             }
-            match tokio::time::timeout(self.idle, self.conn.readable()).await {
-                Err(_) => return self.fail(A2aError::Timeout),
-                Ok(Err(error)) => return self.fail(conn_error(error)),
-                Ok(Ok(())) => {}
+            let ready = tokio::select! {
+                biased;
+                ready = self.conn.readable() => ready,
+                () = self.idle_timer.as_mut() => {
+                    let due = self.last_read + self.idle;
+                    if Instant::now() >= due {
+                        return self.fail(A2aError::Timeout);
+                    }
+                    self.idle_timer.as_mut().reset(due);
+                    continue;
+                }
+            };
+            if let Err(error) = ready {
+                return self.fail(conn_error(error));
             }
+            self.last_read = Instant::now();
             let (parser, mut too_large) = (&mut self.parser, false);
             let read = self.conn.read(&mut |data: &[u8]| {
                 too_large = too_large || parser.feed(data).is_err();

@@ -231,3 +231,45 @@ async fn extension_endpoints() {
         .iter()
         .all(|s| s.headers["authorization"] == "Bearer tok-123"));
 }
+
+/// The idle timeout counts silence, not the stream's age: a stream that
+/// pings more often than the timeout lives on past it, then times out once
+/// it falls silent.
+#[tokio::test]
+async fn only_silence_times_a_stream_out() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = vec![0u8; 16 * 1024];
+        let _ = socket.read(&mut head).await.unwrap();
+        socket
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+            .await
+            .unwrap();
+        let frame = task_frame("t", "c", "TASK_STATE_WORKING");
+        let chunk =
+            |data: &[u8]| [format!("{:x}\r\n", data.len()).as_bytes(), data, b"\r\n"].concat();
+        socket.write_all(&chunk(frame.as_bytes())).await.unwrap();
+        // 2 s of pings, one every 200 ms, against an 800 ms idle timeout.
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            socket.write_all(&chunk(b": ping\r\n\r\n")).await.unwrap();
+        }
+        // Then silence, with the connection open.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    });
+    let mut stream = client(&url)
+        .stream(Method::SubscribeToTask, json!({}))
+        .await
+        .unwrap();
+    assert!(matches!(stream.next().await, Some(Ok(_))));
+    let started = std::time::Instant::now();
+    assert_eq!(stream.next().await, Some(Err(A2aError::Timeout)));
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(2000 + 700),
+        "timed out after {waited:?}, while pings still came"
+    );
+}
