@@ -132,9 +132,10 @@ async fn serve_connection(
             Ok(None) => return,
             Err(status) => {
                 let response = empty_response(status);
-                let _ =
-                    write_response(&socket, response, &Exchange::closing(), &mut buffered).await;
-                linger(&socket).await;
+                let closing = Exchange::closing();
+                let answer = write_response(&socket, response, &closing, &mut buffered);
+                let _ = Box::pin(answer).await;
+                Box::pin(linger(&socket)).await;
                 return;
             }
         };
@@ -171,7 +172,7 @@ async fn serve_connection(
             Ok(true) => {}
             Ok(false) => {
                 if !body_read {
-                    linger(&socket).await;
+                    Box::pin(linger(&socket)).await;
                 }
                 return;
             }

@@ -87,7 +87,12 @@ pub(crate) async fn post(
     request.extend_from_slice(b"POST ");
     request.extend_from_slice(target.as_bytes());
     request.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-    request.extend_from_slice(authority.as_str().as_bytes());
+    // Host and port only: never user information from the URL.
+    request.extend_from_slice(host.as_bytes());
+    if let Some(port) = authority.port() {
+        request.extend_from_slice(b":");
+        request.extend_from_slice(port.as_str().as_bytes());
+    }
     request.extend_from_slice(b"\r\nConnection: close\r\nContent-Length: ");
     request.extend_from_slice(body.len().to_string().as_bytes());
     for (name, value) in headers {
