@@ -9,19 +9,21 @@
 //! frames on one task.
 //!
 //! Performing never blocks the actor: persists, A2A calls and streams run on
-//! their own tasks and come back as [`Answer`]s; events go to a per-run
-//! writer task that owns the run's SSE sink (a slow client only slows its
-//! own run) and reports a gone client as a disconnect. Persists of one
+//! their own tasks and come back as [`Answer`]s; events are queued for the
+//! run's SSE body, which the client's connection drains (a slow client only
+//! slows its own run) and which reports a gone client as a disconnect.
+//! Persists of one
 //! thread are chained so they hit the disk in the order the machine issued
 //! them. The host decides nothing: every protocol choice is the machine's.
 //!
 //! Backpressure: each A2A stream relay holds [`STREAM_CREDIT`] credits and
 //! spends one per frame. A frame's credit travels with it into the actor
-//! and then rides on the first event that frame emits; the run's writer
-//! gives it back once that event is in the client's SSE body (or at once
-//! when the frame emits nothing). So a relay stops reading its A2A stream
-//! while the actor or its run's client is behind, the actor's channel and
-//! each writer queue hold at most a few credits' worth of frames, and the
+//! and then rides on the first event that frame emits; the run's body
+//! gives it back once the chunk with that event is written to the client
+//! (or at once when the frame emits nothing). So a relay stops reading its
+//! A2A stream while the actor or its run's client is behind, the actor's
+//! channel and each run's queue hold at most a few credits' worth of
+//! frames, and the
 //! actor itself never awaits a send (requests, disconnects and timers are
 //! never stuck behind a full queue).
 
@@ -259,7 +261,7 @@ struct Actor {
     persists: HashMap<String, JoinHandle<()>>,
     persist_threads: HashMap<EffectId, String>,
     /// The credit of the frame being mapped; the first event it emits
-    /// carries it to the writer.
+    /// carries it to the run's body.
     credit: Option<OwnedSemaphorePermit>,
     idle: watch::Sender<bool>,
 }
@@ -569,7 +571,7 @@ impl Actor {
 /// `Failed`). A call refused with a plain JSON-RPC error is one frame.
 /// Each frame spends one of the stream's credits; with none left the relay
 /// waits (and so stops reading the stream) until the actor and the run's
-/// writer have caught up.
+/// body have caught up.
 async fn relay_stream(
     client: A2aClient,
     request: iac_agui_core::a2a::JsonRpcRequest,
