@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use crate::a2a_client::A2aClient;
 use crate::engine::{Engine, EngineDeps};
+use crate::loops::EventLoops;
 use crate::secret::Secret;
 use crate::store::StateStore;
 use crate::workspace::WorkspacePolicy;
@@ -60,14 +61,27 @@ pub struct App {
 }
 
 impl App {
-    /// Assembles the shared state and starts the engine; `shutdown` turns
-    /// true when the server stops (active runs then end with RUN_ERROR).
+    /// Assembles the shared state and starts the engine on the current
+    /// runtime; `shutdown` turns true when the server stops (active runs
+    /// then end with RUN_ERROR).
     pub fn new(
         http: HttpSettings,
         store: Arc<StateStore>,
         a2a: A2aClient,
         workspace: WorkspacePolicy,
         shutdown: watch::Receiver<bool>,
+    ) -> Arc<App> {
+        App::on_loops(http, store, a2a, workspace, shutdown, None)
+    }
+
+    /// As [`App::new`], with one engine shard per event loop of `loops`.
+    pub fn on_loops(
+        http: HttpSettings,
+        store: Arc<StateStore>,
+        a2a: A2aClient,
+        workspace: WorkspacePolicy,
+        shutdown: watch::Receiver<bool>,
+        loops: Option<&EventLoops>,
     ) -> Arc<App> {
         let engine = Engine::start(
             EngineDeps {
@@ -77,6 +91,7 @@ impl App {
                 interrupt_ttl: http.interrupt_ttl,
             },
             shutdown.clone(),
+            loops,
         );
         Arc::new(App {
             http,

@@ -88,8 +88,8 @@ pub struct ServeArgs {
     /// tree this binary was built from].
     #[arg(long, env = "IAC_CODE_AGUI_DEMO_DIR", value_name = "DIR")]
     pub demo_dir: Option<PathBuf>,
-    /// Threads that run the server's tasks, 1 to 256 [default: one less
-    /// than the cores, at least 1: the A2A runtime needs the last one].
+    /// Event loops (one thread each) that run the server's tasks, 1 to 256
+    /// [default: one per core].
     #[arg(long, env = "IAC_AGUI_WORKERS", value_name = "N")]
     pub workers: Option<u16>,
 }
@@ -134,7 +134,7 @@ pub struct Settings {
     pub demo: bool,
     /// Directory served at `/demo/` (none: not served).
     pub demo_dir: Option<PathBuf>,
-    /// Async worker threads.
+    /// Event loops (threads running the server's tasks).
     pub workers: usize,
 }
 
@@ -219,12 +219,7 @@ impl Settings {
         let workers = match workers {
             Some(n @ 1..=256) => n as usize,
             Some(_) => return Err(ConfigError("workers must be between 1 and 256".into())),
-            // The runtime is a local process: on a 2-core machine, one
-            // worker relays more events per CPU second than two that wake
-            // each other up (BENCHMARKS.md).
-            None => {
-                std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
-            }
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         let idle = seconds(args.idle_shutdown, "idle_shutdown")?.unwrap_or(0.0);
         let heartbeat = seconds(args.heartbeat, "heartbeat")?.unwrap_or(15.0);
@@ -472,10 +467,10 @@ mod tests {
     }
 
     #[test]
-    fn workers_default_leaves_a_core_and_bounds_are_checked() {
+    fn workers_default_to_the_cores_and_bounds_are_checked() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let s = Settings::resolve(&parse(&["serve"]), no_env).unwrap();
-        assert_eq!(s.workers, cores.saturating_sub(1).max(1));
+        assert_eq!(s.workers, cores);
         let s = Settings::resolve(&parse(&["serve", "--workers", "3"]), no_env).unwrap();
         assert_eq!(s.workers, 3);
         for bad in ["0", "257"] {

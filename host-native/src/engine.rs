@@ -2,11 +2,11 @@
 //! machine; it feeds inputs (requests, cancels, disconnects, timers,
 //! shutdown, effect outcomes), drains outputs and performs them.
 //!
-//! Threads are independent of each other, so the engine runs one actor per
-//! core ("shard"), each with its own machine, and sends every request of a
-//! thread to the same shard (by a hash of its id): runs on different
-//! threads are mapped in parallel and never queue behind each other's
-//! frames on one task.
+//! Threads are independent of each other, so the engine runs one actor
+//! ("shard") per event loop (`crate::loops`), each with its own machine,
+//! and sends every request of a thread to the same shard (by a hash of its
+//! id): runs on different threads are mapped in parallel and never queue
+//! behind each other's frames on one task.
 //!
 //! Performing never blocks the actor: persists, A2A calls and streams run on
 //! their own tasks and come back as [`Answer`]s; events are queued for the
@@ -40,6 +40,7 @@ use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::a2a_client::{A2aClient, A2aError};
+use crate::loops::{EventLoops, Home};
 use crate::sse_writer::{run_body, Record, RunBody, RunSender};
 use crate::store::StateStore;
 
@@ -59,8 +60,9 @@ const CANCEL_TASK_TIMEOUT: Duration = Duration::from_secs(10);
 /// How admission ended for one request.
 #[derive(Debug)]
 pub enum Admission {
-    /// Admitted: the SSE body to answer with.
-    Stream(RunBody),
+    /// Admitted: the SSE body to answer with, and the event loop it is best
+    /// written from (the run's; `None` when the engine runs on one runtime).
+    Stream(RunBody, Option<Home>),
     /// Refused before the stream: status and JSON error envelope.
     Refused {
         /// HTTP status.
@@ -122,18 +124,26 @@ enum Msg {
 type RunKey = (String, String);
 
 impl Engine {
-    /// Starts one actor per available core; they stop their runs
+    /// Starts one actor per event loop of `loops`, or, without loops, one
+    /// per available core on the current runtime. They stop their runs
     /// (RUN_ERROR) when `shutdown` turns true and end when every handle is
     /// gone.
-    pub fn start(deps: EngineDeps, shutdown: watch::Receiver<bool>) -> Engine {
-        let count = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
-        Engine::with_shards(deps, shutdown, count)
-    }
-
-    /// As [`Engine::start`], with `count` actors (at least one).
-    pub fn with_shards(deps: EngineDeps, shutdown: watch::Receiver<bool>, count: usize) -> Engine {
-        let shards = (0..count.max(1))
-            .map(|index| Shard::start(deps.clone(), shutdown.clone(), index as u64))
+    pub fn start(
+        deps: EngineDeps,
+        shutdown: watch::Receiver<bool>,
+        loops: Option<&EventLoops>,
+    ) -> Engine {
+        let homes: Vec<Option<Home>> = match loops {
+            Some(loops) => loops.homes().iter().cloned().map(Some).collect(),
+            None => {
+                let count = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
+                vec![None; count]
+            }
+        };
+        let shards = homes
+            .into_iter()
+            .enumerate()
+            .map(|(index, home)| Shard::start(deps.clone(), shutdown.clone(), index as u64, home))
             .collect();
         Engine { shards }
     }
@@ -149,7 +159,12 @@ impl Engine {
 }
 
 impl Shard {
-    fn start(deps: EngineDeps, shutdown: watch::Receiver<bool>, index: u64) -> Shard {
+    fn start(
+        deps: EngineDeps,
+        shutdown: watch::Receiver<bool>,
+        index: u64,
+        home: Option<Home>,
+    ) -> Shard {
         let (tx, rx) = mpsc::unbounded_channel();
         let (idle_tx, idle) = watch::channel(true);
         let mut seed = [0u8; 8];
@@ -173,8 +188,13 @@ impl Shard {
             persist_threads: HashMap::new(),
             credit: None,
             idle: idle_tx,
+            home: home.clone(),
         };
-        tokio::spawn(actor.run(rx, shutdown));
+        // The actor's own tasks (relays, persists) go where it runs.
+        match home {
+            Some(home) => drop(home.spawn(actor.run(rx, shutdown))),
+            None => drop(tokio::spawn(actor.run(rx, shutdown))),
+        }
         Shard { tx, idle }
     }
 }
@@ -264,6 +284,8 @@ struct Actor {
     /// carries it to the run's body.
     credit: Option<OwnedSemaphorePermit>,
     idle: watch::Sender<bool>,
+    /// The event loop this actor runs on.
+    home: Option<Home>,
 }
 
 struct RunHandle {
@@ -398,7 +420,7 @@ impl Actor {
                 // the disconnect.
                 let _ = self
                     .reply_to(&key, mine)
-                    .map(|r| r.send(Admission::Stream(body)));
+                    .map(|r| r.send(Admission::Stream(body, self.home.clone())));
             }
             Output::Refused {
                 thread_id,

@@ -15,6 +15,7 @@ pub mod engine;
 mod http1;
 pub mod images;
 pub mod logging;
+pub mod loops;
 pub mod router;
 pub mod secret;
 pub mod server;

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 use iac_agui::config::{Cli, Command, Settings};
+use iac_agui::loops::EventLoops;
 
 // Per-thread free lists: the relay allocates and frees a few small buffers
 // per event, which glibc's malloc made a fifth of the server's CPU
@@ -23,18 +24,14 @@ fn main() -> ExitCode {
         }
     };
     iac_agui::logging::init(settings.log_format, settings.debug);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(settings.workers)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
+    let (runtime, loops) = match EventLoops::start(settings.workers) {
+        Ok(started) => started,
         Err(error) => {
-            eprintln!("iac-agui: cannot start the async runtime: {}", error.kind());
+            eprintln!("iac-agui: cannot start the event loops: {}", error.kind());
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(iac_agui::service::run(settings)) {
+    match runtime.block_on(iac_agui::service::run(settings, loops)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("iac-agui: {error}");

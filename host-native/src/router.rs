@@ -190,8 +190,11 @@ where
     }
     let load = crate::engine::load(&app.store, &validated.input.thread_id).await;
     match app.engine.run(validated, cwd, load).await {
-        Admission::Stream(body) => {
+        Admission::Stream(body, home) => {
             let mut response = Response::new(body.boxed());
+            if let Some(home) = home {
+                response.extensions_mut().insert(home);
+            }
             let headers = response.headers_mut();
             headers.insert(
                 header::CONTENT_TYPE,

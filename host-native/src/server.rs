@@ -31,6 +31,7 @@ use tokio::time::Instant;
 
 use crate::app::App;
 use crate::http1::{self, BodyDecoder, Got};
+use crate::loops::Home;
 use crate::router::ResponseBody;
 
 /// Largest request head accepted (431 beyond).
@@ -106,7 +107,7 @@ async fn serve_connection(
     timeouts: ConnTimeouts,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let socket = Arc::new(socket);
+    let mut socket = Arc::new(socket);
     // Bytes read past the last request: the start of the next one.
     let mut buffered = Vec::new();
     let mut first = true;
@@ -152,7 +153,7 @@ async fn serve_connection(
         };
         // Boxed: the router's state is freed once it has answered, instead
         // of staying in this task for as long as the response streams.
-        let response = Box::pin(crate::router::handle(
+        let mut response = Box::pin(crate::router::handle(
             Arc::clone(&app),
             request.map(|()| body),
         ))
@@ -168,7 +169,26 @@ async fn serve_connection(
             keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow(),
             ..exchange
         };
-        match Box::pin(write_response(&socket, response, &exchange, &mut buffered)).await {
+        let home = response
+            .extensions_mut()
+            .remove::<Home>()
+            .filter(|home| !home.is_current());
+        // The socket moves only when nothing else holds it (the request's
+        // body is done with it).
+        let written = match home {
+            Some(home) if Arc::strong_count(&socket) == 1 => {
+                let own = Arc::try_unwrap(socket).expect("the only handle");
+                let (written, back) =
+                    write_from(home, own, response, &exchange, &mut buffered).await;
+                let Some(back) = back else {
+                    return;
+                };
+                socket = Arc::new(back);
+                written
+            }
+            _ => Box::pin(write_response(&socket, response, &exchange, &mut buffered)).await,
+        };
+        match written {
             Ok(true) => {}
             Ok(false) => {
                 if !body_read {
@@ -566,6 +586,41 @@ async fn write_response(
     }
     http1::write_all(socket, &out).await?;
     Ok(keep_alive)
+}
+
+/// Writes `response` (as [`write_response`]) from a task on `home`: the
+/// socket moves to that loop for the response and comes back after it
+/// (`None` if it could not), so a run's events are mapped and written on
+/// the loop its A2A stream is read on, with no thread hand-off per event.
+/// Bytes of a pipelined request come back in `buffered`.
+async fn write_from(
+    home: Home,
+    socket: TcpStream,
+    response: Response<ResponseBody>,
+    exchange: &Exchange,
+    buffered: &mut Vec<u8>,
+) -> (std::io::Result<bool>, Option<TcpStream>) {
+    let socket = match socket.into_std() {
+        Ok(socket) => socket,
+        Err(error) => return (Err(error), None),
+    };
+    let exchange = exchange.clone();
+    let mut pipelined = std::mem::take(buffered);
+    let writer = home.spawn(async move {
+        let socket = match TcpStream::from_std(socket) {
+            Ok(socket) => socket,
+            Err(error) => return (Err(error), None, pipelined),
+        };
+        let written = write_response(&socket, response, &exchange, &mut pipelined).await;
+        (written, socket.into_std().ok(), pipelined)
+    });
+    match writer.await {
+        Ok((written, socket, pipelined)) => {
+            *buffered = pipelined;
+            (written, socket.and_then(|s| TcpStream::from_std(s).ok()))
+        }
+        Err(error) => (Err(std::io::Error::other(error)), None),
+    }
 }
 
 /// Resolves when the client has closed its side of the connection (or the

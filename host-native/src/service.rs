@@ -12,6 +12,7 @@ use crate::a2a_client::{A2aClient, A2aTimeouts};
 use crate::app::{App, HttpSettings};
 use crate::backend::{ManagedChild, ManagedOptions};
 use crate::config::Settings;
+use crate::loops::EventLoops;
 use crate::secret::Secret;
 use crate::server::{serve, ConnTimeouts};
 use crate::store::StateStore;
@@ -32,12 +33,13 @@ impl std::fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-/// Runs the server until a signal or idle shutdown.
+/// Runs the server on `loops` (this task on the first) until a signal or
+/// idle shutdown.
 ///
 /// # Errors
 /// The backend, the state directory or the listening socket could not be
 /// set up.
-pub async fn run(settings: Settings) -> Result<(), StartupError> {
+pub async fn run(settings: Settings, loops: EventLoops) -> Result<(), StartupError> {
     let store = StateStore::open(&settings.state_dir)
         .map_err(|e| StartupError(format!("the state directory cannot be used: {e}")))?;
     let timeouts = A2aTimeouts::default();
@@ -90,7 +92,14 @@ pub async fn run(settings: Settings) -> Result<(), StartupError> {
         ..HttpSettings::default()
     };
     let workspace = WorkspacePolicy::from_env(|k| std::env::var_os(k));
-    let app = App::new(http, store, client, workspace, shutdown_rx.clone());
+    let app = App::on_loops(
+        http,
+        store,
+        client,
+        workspace,
+        shutdown_rx.clone(),
+        Some(&loops),
+    );
     tracing::info!(
         address = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(),
         auth = settings.auth_token.is_some(),

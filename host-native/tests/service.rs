@@ -14,8 +14,14 @@ fn free_port() -> u16 {
         .port()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn demo_server_serves_a_run_then_exits_when_idle() {
+/// As `main` runs it: on two event loops.
+#[test]
+fn demo_server_serves_a_run_then_exits_when_idle() {
+    let (runtime, loops) = iac_agui::loops::EventLoops::start(2).unwrap();
+    runtime.block_on(serve_a_run_then_exit_when_idle(loops));
+}
+
+async fn serve_a_run_then_exit_when_idle(loops: iac_agui::loops::EventLoops) {
     let root = tempfile::tempdir().unwrap();
     let port = free_port();
     let settings = Settings {
@@ -35,7 +41,7 @@ async fn demo_server_serves_a_run_then_exits_when_idle() {
         demo_dir: None,
         workers: 2,
     };
-    let server = tokio::spawn(iac_agui::service::run(settings));
+    let server = tokio::spawn(iac_agui::service::run(settings, loops));
     let mut connected = None;
     for _ in 0..200 {
         if let Ok(c) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {

@@ -22,7 +22,10 @@ struct Running {
 }
 
 async fn start(a2a_url: &str, http: HttpSettings, timeouts: ConnTimeouts) -> Running {
-    let t = test_app(a2a_url, http);
+    start_on(test_app(a2a_url, http), timeouts).await
+}
+
+async fn start_on(t: TestApp, timeouts: ConnTimeouts) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve(
@@ -566,4 +569,66 @@ async fn refused_before_its_body_the_client_still_gets_the_answer() {
     assert!(response.starts_with("HTTP/1.1 401 "), "{response}");
     assert!(response.contains("connection: close\r\n"), "{response}");
     let _ = writer.await;
+}
+
+/// On two event loops (as the binary runs), a run whose thread belongs to
+/// the second loop's shard is written from that loop through a second
+/// descriptor of the connection. Pipelined runs on one keep-alive
+/// connection all arrive whole and in order (the bytes of the next request,
+/// read while a response streamed, come back to the connection), and
+/// clients that leave mid-stream are still seen (CancelTask).
+#[test]
+fn runs_written_from_their_own_event_loop() {
+    const RUNS: usize = 6;
+    let (runtime, loops) = iac_agui::loops::EventLoops::start(2).unwrap();
+    runtime.block_on(async {
+        let fake = FakeA2a::start(hold_unless_finish).await;
+        let t = test_app_on_loops(&fake.url(), HttpSettings::default(), None, Some(&loops));
+        let s = start_on(t, ConnTimeouts::default()).await;
+        let mut pipelined = Vec::new();
+        for n in 0..RUNS {
+            let mut body = run_body(&format!("loops-{n}"), &format!("run-{n}"), &s.t.workspace);
+            body["messages"][0]["content"] = json!("finish");
+            let close = if n + 1 == RUNS {
+                "Connection: close\r\n"
+            } else {
+                ""
+            };
+            pipelined.extend(request(&body.to_string(), close));
+        }
+        let mut c = TcpStream::connect(s.addr).await.unwrap();
+        c.write_all(&pipelined).await.unwrap();
+        let all = read_to_close(&mut c).await;
+        let responses: Vec<&str> = all.split("HTTP/1.1 ").skip(1).collect();
+        assert_eq!(responses.len(), RUNS, "{all}");
+        for (n, response) in responses.iter().enumerate() {
+            assert!(response.starts_with("200"), "{response}");
+            let body_start = response.find("\r\n\r\n").unwrap() + 4;
+            let events: Vec<Value> = dechunk(&response[body_start..])
+                .split("\n\n")
+                .filter_map(|r| r.strip_prefix("data: "))
+                .map(|j| serde_json::from_str(j).unwrap())
+                .collect();
+            assert_valid_stream(&format!("loops-{n}"), &format!("run-{n}"), &events);
+            assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
+        }
+        for n in 0..RUNS {
+            let thread = format!("gone-{n}");
+            let mut c = TcpStream::connect(s.addr).await.unwrap();
+            let body = run_body(&thread, "r", &s.t.workspace).to_string();
+            c.write_all(&request(&body, "")).await.unwrap();
+            let _ = read_until(&mut c, b"RUN_STARTED").await;
+            let state = s.t.root.path().join(format!("state/threads/{thread}.json"));
+            fake.wait_for("the task id in the thread state", |_| {
+                std::fs::read_to_string(&state).is_ok_and(|doc| doc.contains("task-m-r"))
+            })
+            .await;
+            drop(c);
+            fake.wait_for("CancelTask and a closed A2A stream", |f| {
+                f.count("CancelTask") == n + 1
+                    && f.open_streams.load(std::sync::atomic::Ordering::SeqCst) == 0
+            })
+            .await;
+        }
+    });
 }

@@ -293,6 +293,16 @@ pub fn test_app_with_token(
     http: iac_agui::app::HttpSettings,
     a2a_token: Option<&str>,
 ) -> TestApp {
+    test_app_on_loops(a2a_url, http, a2a_token, None)
+}
+
+/// As [`test_app_with_token`], with one engine shard per event loop.
+pub fn test_app_on_loops(
+    a2a_url: &str,
+    http: iac_agui::app::HttpSettings,
+    a2a_token: Option<&str>,
+    loops: Option<&iac_agui::loops::EventLoops>,
+) -> TestApp {
     let root = tempfile::tempdir().unwrap();
     let workspace = std::fs::canonicalize(root.path()).unwrap().join("ws");
     std::fs::create_dir(&workspace).unwrap();
@@ -308,7 +318,7 @@ pub fn test_app_with_token(
     );
     let policy = iac_agui::workspace::WorkspacePolicy::with_roots([workspace.clone()]);
     let (shutdown, rx) = tokio::sync::watch::channel(false);
-    let app = iac_agui::app::App::new(http, store, client, policy, rx);
+    let app = iac_agui::app::App::on_loops(http, store, client, policy, rx, loops);
     TestApp {
         app,
         root,

@@ -1,0 +1,120 @@
+//! The server's event loops: one single-threaded tokio runtime per worker
+//! thread, each with its own share of the engine.
+//!
+//! A run's A2A stream, the engine actor that maps its frames and the writer
+//! of its SSE response all live on one loop (the [`Home`] of the actor that
+//! owns the run's thread), so an event never wakes another thread on its
+//! way from the runtime to the client. Connections are accepted and their
+//! requests read on the first loop; a streamed response is handed to its
+//! run's loop to be written (`server::serve`).
+//!
+//! A multi-threaded tokio runtime gives the same parallelism, but its
+//! workers wake each other to steal work: on two cores that cost about a
+//! third more CPU per relayed event (BENCHMARKS.md).
+
+use std::cell::Cell;
+use std::future::Future;
+
+use tokio::runtime::{Builder, Handle, Runtime};
+
+thread_local! {
+    /// The index of the loop this thread drives, if any.
+    static CURRENT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// One event loop: where a shard of the engine and its runs' tasks run.
+#[derive(Debug, Clone)]
+pub struct Home {
+    index: usize,
+    handle: Handle,
+}
+
+impl Home {
+    /// True when called from a task of this loop.
+    pub fn is_current(&self) -> bool {
+        CURRENT.get() == Some(self.index)
+    }
+
+    /// Runs `future` as a task of this loop.
+    pub fn spawn<F>(&self, future: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+}
+
+/// The server's event loops.
+#[derive(Debug, Clone)]
+pub struct EventLoops {
+    homes: Vec<Home>,
+}
+
+impl EventLoops {
+    /// Builds `count` loops (at least one). The first is returned as a
+    /// runtime for the caller's thread to drive (`block_on`); the others
+    /// run on threads of their own until the process ends.
+    ///
+    /// # Errors
+    /// A runtime or a thread could not be created.
+    pub fn start(count: usize) -> std::io::Result<(Runtime, EventLoops)> {
+        let mut first = None;
+        let mut homes = Vec::new();
+        for index in 0..count.max(1) {
+            let runtime = Builder::new_current_thread().enable_all().build()?;
+            homes.push(Home {
+                index,
+                handle: runtime.handle().clone(),
+            });
+            if index == 0 {
+                CURRENT.set(Some(0));
+                first = Some(runtime);
+                continue;
+            }
+            std::thread::Builder::new()
+                .name(format!("iac-agui-loop-{index}"))
+                .spawn(move || {
+                    CURRENT.set(Some(index));
+                    runtime.block_on(std::future::pending::<()>());
+                })?;
+        }
+        let first = first.expect("at least one loop");
+        Ok((first, EventLoops { homes }))
+    }
+
+    /// Every loop, the first (the caller's) first.
+    pub fn homes(&self) -> &[Home] {
+        &self.homes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tasks_run_on_their_own_loop() {
+        let (runtime, loops) = EventLoops::start(3).unwrap();
+        assert_eq!(loops.homes().len(), 3);
+        runtime.block_on(async {
+            for (index, home) in loops.homes().iter().enumerate() {
+                assert_eq!(home.is_current(), index == 0);
+                let (mine, others) = home
+                    .spawn({
+                        let homes = loops.homes().to_vec();
+                        async move {
+                            let thread = std::thread::current().id();
+                            let mine: Vec<bool> = homes.iter().map(Home::is_current).collect();
+                            (mine, thread)
+                        }
+                    })
+                    .await
+                    .unwrap();
+                let expected: Vec<bool> = (0..3).map(|i| i == index).collect();
+                assert_eq!(mine, expected);
+                assert_eq!(others == std::thread::current().id(), index == 0);
+            }
+        });
+    }
+}
