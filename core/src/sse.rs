@@ -144,7 +144,12 @@ impl SseParser {
 
     /// The next complete item, or `None` when more input is needed.
     pub fn poll(&mut self) -> Option<SseItem> {
-        self.ready.pop_front()
+        let item = self.ready.pop_front();
+        if self.ready.is_empty() {
+            // A stream may then wait an hour: it keeps no empty queue.
+            self.ready = VecDeque::new();
+        }
+        item
     }
 
     /// True when bytes of an unfinished line or event are buffered (useful

@@ -12,6 +12,7 @@
 //! idle stream holds no buffer; dropping an [`A2aStream`] closes it at once.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -101,9 +102,14 @@ impl Default for A2aTimeouts {
     }
 }
 
-/// A client bound to one runtime base URL.
+/// A client bound to one runtime base URL; clones share it (a clone is a
+/// pointer, so every task that calls A2A can hold one cheaply).
 #[derive(Clone)]
 pub struct A2aClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     base: String,
     token: Option<Secret>,
     http: Client<HttpConnector, Full<Bytes>>,
@@ -113,8 +119,8 @@ pub struct A2aClient {
 impl std::fmt::Debug for A2aClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("A2aClient")
-            .field("base", &self.base)
-            .field("token", &self.token)
+            .field("base", &self.inner.base)
+            .field("token", &self.inner.token)
             .finish_non_exhaustive()
     }
 }
@@ -143,16 +149,18 @@ impl A2aClient {
             .pool_idle_timeout(Duration::from_secs(30))
             .build(connector);
         A2aClient {
-            base: base.trim_end_matches('/').to_owned(),
-            token,
-            http,
-            timeouts,
+            inner: Arc::new(Inner {
+                base: base.trim_end_matches('/').to_owned(),
+                token,
+                http,
+                timeouts,
+            }),
         }
     }
 
     /// The base URL, with a trailing slash.
     pub fn base_url(&self) -> String {
-        format!("{}/", self.base)
+        format!("{}/", self.inner.base)
     }
 
     /// A unary JSON-RPC call; returns its `result`.
@@ -187,7 +195,7 @@ impl A2aClient {
                 _ => Err(A2aError::BadJson),
             }
         };
-        tokio::time::timeout(self.timeouts.request, work)
+        tokio::time::timeout(self.inner.timeouts.request, work)
             .await
             .map_err(|_| A2aError::Timeout)?
     }
@@ -220,7 +228,7 @@ impl A2aClient {
                 serde_json::from_slice(&bytes).unwrap_or(Value::Null),
             ))
         };
-        tokio::time::timeout(self.timeouts.request, work)
+        tokio::time::timeout(self.inner.timeouts.request, work)
             .await
             .map_err(|_| A2aError::Timeout)?
     }
@@ -242,6 +250,7 @@ impl A2aClient {
     pub async fn stream_raw(&self, request: &JsonRpcRequest) -> Result<A2aStream, A2aError> {
         let request = serde_json::to_vec(request).map_err(|_| A2aError::BadJson)?;
         let bearer = self
+            .inner
             .token
             .as_ref()
             .map(|token| format!("Bearer {}", token.expose()));
@@ -254,10 +263,15 @@ impl A2aClient {
             headers.push(("Authorization", bearer));
         }
         let work = async {
-            let (conn, head) =
-                stream_conn::post(&self.base, "/", self.timeouts.connect, &headers, &request)
-                    .await
-                    .map_err(conn_error)?;
+            let (conn, head) = stream_conn::post(
+                &self.inner.base,
+                "/",
+                self.inner.timeouts.connect,
+                &headers,
+                &request,
+            )
+            .await
+            .map_err(conn_error)?;
             expect_ok(StatusCode::from_u16(head.status).map_err(|_| A2aError::Transport)?)?;
             let is_sse = head.content_type.as_deref().is_some_and(|v| {
                 v.trim_start()
@@ -269,8 +283,10 @@ impl A2aClient {
                 return Ok(A2aStream {
                     conn,
                     parser: SseParser::new(),
-                    idle: self.timeouts.stream_idle,
-                    idle_timer: Box::pin(tokio::time::sleep_until(now + self.timeouts.stream_idle)),
+                    idle: self.inner.timeouts.stream_idle,
+                    idle_timer: Box::pin(tokio::time::sleep_until(
+                        now + self.inner.timeouts.stream_idle,
+                    )),
                     last_read: now,
                     done: false,
                 });
@@ -284,7 +300,7 @@ impl A2aClient {
                 serde_json::from_slice(&body).map_err(|_| A2aError::BadJson)?;
             Err(answer.error.map_or(A2aError::BadJson, A2aError::Rpc))
         };
-        tokio::time::timeout(self.timeouts.request, work)
+        tokio::time::timeout(self.inner.timeouts.request, work)
             .await
             .map_err(|_| A2aError::Timeout)?
     }
@@ -315,7 +331,7 @@ impl A2aClient {
                 _ => Err(A2aError::BadJson),
             }
         };
-        tokio::time::timeout(self.timeouts.request, work)
+        tokio::time::timeout(self.inner.timeouts.request, work)
             .await
             .map_err(|_| A2aError::Timeout)?
     }
@@ -364,7 +380,7 @@ impl A2aClient {
                 other => Err(A2aError::Status(other.as_u16())),
             }
         };
-        tokio::time::timeout(self.timeouts.request, work)
+        tokio::time::timeout(self.inner.timeouts.request, work)
             .await
             .map_err(|_| A2aError::Timeout)?
     }
@@ -389,7 +405,7 @@ impl A2aClient {
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<http::Response<Incoming>, A2aError> {
-        let uri: Uri = format!("{}{path}", self.base)
+        let uri: Uri = format!("{}{path}", self.inner.base)
             .parse()
             .map_err(|_| A2aError::Refused)?;
         let mut request = Request::builder()
@@ -400,13 +416,13 @@ impl A2aClient {
         if body.is_some() {
             request = request.header(header::CONTENT_TYPE, "application/json");
         }
-        if let Some(token) = &self.token {
+        if let Some(token) = &self.inner.token {
             request = request.header(header::AUTHORIZATION, format!("Bearer {}", token.expose()));
         }
         let request = request
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|_| A2aError::Refused)?;
-        self.http.request(request).await.map_err(|e| {
+        self.inner.http.request(request).await.map_err(|e| {
             if e.is_connect() {
                 A2aError::Refused
             } else {

@@ -28,6 +28,8 @@
 //! never stuck behind a full queue).
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -39,7 +41,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinHandle};
 
-use crate::a2a_client::{A2aClient, A2aError};
+use crate::a2a_client::{A2aClient, A2aError, A2aStream};
 use crate::loops::{EventLoops, Home};
 use crate::sse_writer::{run_body, Record, RunBody, RunSender};
 use crate::store::StateStore;
@@ -475,11 +477,11 @@ impl Actor {
                 let request = request.0;
                 tracing::debug!(method = %request.method, effect = id, "A2A call");
                 if streaming {
-                    // A task of its own size: an open stream may wait an
-                    // hour, and a task is as large as its largest branch.
-                    let task = tokio::spawn(async move {
-                        relay_stream(client, request, id, &tx).await;
-                    });
+                    // A task of its own, sized to reading the stream: an
+                    // open stream may wait an hour, and a task is as large
+                    // as its largest branch.
+                    let opening = Box::pin(async move { client.stream_raw(&request).await });
+                    let task = tokio::spawn(relay_stream(opening, id, tx));
                     self.streams.insert(id, task.abort_handle());
                     return;
                 }
@@ -595,17 +597,15 @@ impl Actor {
 /// waits (and so stops reading the stream) until the actor and the run's
 /// body have caught up.
 async fn relay_stream(
-    client: A2aClient,
-    request: iac_agui_core::a2a::JsonRpcRequest,
+    opening: Pin<Box<dyn Future<Output = Result<A2aStream, A2aError>> + Send>>,
     id: EffectId,
-    tx: &mpsc::WeakUnboundedSender<Msg>,
+    tx: mpsc::WeakUnboundedSender<Msg>,
 ) {
-    let credits = Arc::new(Semaphore::new(STREAM_CREDIT));
-    // Boxed and then dropped with the request and the client: an open
-    // stream may wait an hour, holding only what reading it needs.
-    let opened = Box::pin(client.stream_raw(&request)).await;
-    drop((client, request));
-    let mut stream = match opened {
+    let tx = &tx;
+    // The opening call (with the request and the client) is boxed and
+    // freed once the stream is open: an open stream may wait an hour,
+    // holding only what reading it needs.
+    let mut stream = match opening.await {
         Ok(stream) => stream,
         Err(A2aError::Rpc(error)) => {
             send(
@@ -620,6 +620,7 @@ async fn relay_stream(
             return;
         }
     };
+    let credits = Arc::new(Semaphore::new(STREAM_CREDIT));
     loop {
         match stream.next().await {
             Some(Ok(frame)) => {

@@ -4,9 +4,9 @@
 //! A run's A2A stream, the engine actor that maps its frames and the writer
 //! of its SSE response all live on one loop (the [`Home`] of the actor that
 //! owns the run's thread), so an event never wakes another thread on its
-//! way from the runtime to the client. Connections are accepted and their
-//! requests read on the first loop; a streamed response is handed to its
-//! run's loop to be written (`server::serve`).
+//! way from the runtime to the client. Connections are accepted on the
+//! first loop and move to their run's loop to write its response
+//! (`server::serve`).
 //!
 //! A multi-threaded tokio runtime gives the same parallelism, but its
 //! workers wake each other to steal work: on two cores that cost about a

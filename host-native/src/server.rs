@@ -14,6 +14,7 @@
 //! Idle here means "no request in progress": a connection streaming a long
 //! silent SSE response is busy, not idle (its heartbeats keep it alive).
 
+use std::future::Future;
 use std::io::Write as _;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -84,14 +85,14 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let app = Arc::clone(&app);
-        let shutdown = shutdown.clone();
-        let connections = Arc::clone(&connections);
         connections.fetch_add(1, Ordering::SeqCst);
-        tokio::spawn(async move {
-            serve_connection(stream, app, timeouts, shutdown).await;
-            connections.fetch_sub(1, Ordering::SeqCst);
-        });
+        let conn = Conn {
+            app: Arc::clone(&app),
+            timeouts,
+            shutdown: shutdown.clone(),
+            _open: Open(Arc::clone(&connections)),
+        };
+        tokio::spawn(serve_connection(stream, conn, None));
     }
     drop(listener);
     let deadline = Instant::now() + grace;
@@ -100,74 +101,77 @@ pub async fn serve(
     }
 }
 
-/// One connection: requests one after another until either side closes.
-async fn serve_connection(
-    socket: TcpStream,
+/// What a connection keeps from request to request (and takes along when it
+/// moves to another event loop).
+struct Conn {
     app: Arc<App>,
     timeouts: ConnTimeouts,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let mut socket = Arc::new(socket);
+    shutdown: watch::Receiver<bool>,
+    _open: Open,
+}
+
+/// Counts a connection as open until it is dropped.
+struct Open(Arc<AtomicUsize>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// An answer read on one event loop, to be written from another (boxed:
+/// the connection's task holds only a pointer to it).
+struct Carried {
+    response: Response<ResponseBody>,
+    exchange: Exchange,
+    body_read: bool,
+    buffered: Vec<u8>,
+}
+
+/// One connection: requests one after another until either side closes.
+///
+/// A streamed response whose run lives on another event loop is written
+/// from there: the connection itself moves to that loop ([`move_to`]), so
+/// the run's events are read, mapped and written on one thread, and the
+/// connection still has a single task.
+async fn serve_connection(socket: TcpStream, mut conn: Conn, mut carried: Option<Box<Carried>>) {
+    let socket = Arc::new(socket);
     // Bytes read past the last request: the start of the next one.
     let mut buffered = Vec::new();
-    let mut first = true;
+    let mut first = carried.is_none();
     loop {
-        let wait = if first {
-            timeouts.header_read
-        } else {
-            timeouts.idle
-        };
-        first = false;
-        // Each step's future is boxed, so the connection's own task stays
-        // small while a response streams for an hour.
-        let head = match Box::pin(read_head(
-            &socket,
-            &mut buffered,
-            wait,
-            timeouts,
-            &mut shutdown,
-        ))
-        .await
-        {
-            Ok(Some(head)) => head,
-            Ok(None) => return,
-            Err(status) => {
-                let response = empty_response(status);
-                let closing = Exchange::closing();
-                let answer = write_response(&socket, response, &closing, &mut buffered);
-                let _ = Box::pin(answer).await;
-                Box::pin(linger(&socket)).await;
-                return;
+        let (mut response, exchange, body_read) = match carried.take() {
+            Some(carried) => {
+                buffered = carried.buffered;
+                (carried.response, carried.exchange, carried.body_read)
             }
-        };
-        let (request, exchange) = head;
-        let state = Arc::new(Mutex::new(BodyState {
-            decoder: exchange.body.clone(),
-            buffered: std::mem::take(&mut buffered),
-            expect_continue: exchange.expect_continue,
-            failed: false,
-        }));
-        let body = ConnBody {
-            socket: Arc::clone(&socket),
-            state: Arc::clone(&state),
-        };
-        // Boxed: the router's state is freed once it has answered, instead
-        // of staying in this task for as long as the response streams.
-        let mut response = Box::pin(crate::router::handle(
-            Arc::clone(&app),
-            request.map(|()| body),
-        ))
-        .await;
-        let body_read = {
-            let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
-            buffered = std::mem::take(&mut state.buffered);
-            state.decoder.is_done() && !state.failed
-        };
-        // What the request needed is not kept while a response streams.
-        buffered.shrink_to_fit();
-        let exchange = Exchange {
-            keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow(),
-            ..exchange
+            None => {
+                let wait = if first {
+                    conn.timeouts.header_read
+                } else {
+                    conn.timeouts.idle
+                };
+                first = false;
+                // Each step's future is boxed, so the connection's own task
+                // stays small while a response streams for an hour.
+                let next = next_request(&socket, &mut buffered, wait, &mut conn);
+                match Box::pin(next).await {
+                    Next::Close => return,
+                    Next::Refuse(status) => {
+                        let response = empty_response(status);
+                        let closing = Exchange::closing();
+                        let answer = write_response(&socket, response, &closing, &mut buffered);
+                        let _ = Box::pin(answer).await;
+                        Box::pin(linger(&socket)).await;
+                        return;
+                    }
+                    Next::Answer {
+                        response,
+                        exchange,
+                        body_read,
+                    } => (response, exchange, body_read),
+                }
+            }
         };
         let home = response
             .extensions_mut()
@@ -175,20 +179,20 @@ async fn serve_connection(
             .filter(|home| !home.is_current());
         // The socket moves only when nothing else holds it (the request's
         // body is done with it).
-        let written = match home {
-            Some(home) if Arc::strong_count(&socket) == 1 => {
-                let own = Arc::try_unwrap(socket).expect("the only handle");
-                let (written, back) =
-                    write_from(home, own, response, &exchange, &mut buffered).await;
-                let Some(back) = back else {
-                    return;
-                };
-                socket = Arc::new(back);
-                written
+        if let Some(home) = home.filter(|_| Arc::strong_count(&socket) == 1) {
+            let carried = Box::new(Carried {
+                response,
+                exchange,
+                body_read,
+                buffered,
+            });
+            if let Ok(socket) = Arc::try_unwrap(socket) {
+                move_to(&home, socket, conn, carried);
             }
-            _ => Box::pin(write_response(&socket, response, &exchange, &mut buffered)).await,
-        };
-        match written {
+            return;
+        }
+        let answer = write_response(&socket, response, &exchange, &mut buffered);
+        match Box::pin(answer).await {
             Ok(true) => {}
             Ok(false) => {
                 if !body_read {
@@ -198,6 +202,78 @@ async fn serve_connection(
             }
             Err(_) => return,
         }
+    }
+}
+
+/// Continues `conn` on `home`'s event loop with `carried` as its next
+/// answer. The socket leaves this loop's reactor and joins that one's.
+fn move_to(home: &Home, socket: TcpStream, conn: Conn, carried: Box<Carried>) {
+    let Ok(socket) = socket.into_std() else {
+        return;
+    };
+    let moved: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
+        if let Ok(socket) = TcpStream::from_std(socket) {
+            serve_connection(socket, conn, Some(carried)).await;
+        }
+    });
+    drop(home.spawn(moved));
+}
+
+/// What a connection does after reading what came next.
+enum Next {
+    /// Close quietly (the client left, went idle, or the server stops).
+    Close,
+    /// Answer a head that is not acceptable with this status, then close.
+    Refuse(StatusCode),
+    /// Write the router's answer to a request.
+    Answer {
+        response: Response<ResponseBody>,
+        /// How to answer, with `keep_alive` settled.
+        exchange: Exchange,
+        /// The request's body was read to its end.
+        body_read: bool,
+    },
+}
+
+/// Reads the next request and has the router answer it.
+async fn next_request(
+    socket: &Arc<TcpStream>,
+    buffered: &mut Vec<u8>,
+    wait: Duration,
+    conn: &mut Conn,
+) -> Next {
+    let (timeouts, shutdown) = (conn.timeouts, &mut conn.shutdown);
+    let (request, exchange) = match read_head(socket, buffered, wait, timeouts, shutdown).await {
+        Ok(Some(head)) => head,
+        Ok(None) => return Next::Close,
+        Err(status) => return Next::Refuse(status),
+    };
+    let state = Arc::new(Mutex::new(BodyState {
+        decoder: exchange.body.clone(),
+        buffered: std::mem::take(buffered),
+        expect_continue: exchange.expect_continue,
+        failed: false,
+    }));
+    let body = ConnBody {
+        socket: Arc::clone(socket),
+        state: Arc::clone(&state),
+    };
+    let response = crate::router::handle(Arc::clone(&conn.app), request.map(|()| body)).await;
+    let body_read = {
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        *buffered = std::mem::take(&mut state.buffered);
+        state.decoder.is_done() && !state.failed
+    };
+    // What the request needed is not kept while a response streams.
+    buffered.shrink_to_fit();
+    let exchange = Exchange {
+        keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow(),
+        ..exchange
+    };
+    Next::Answer {
+        response,
+        exchange,
+        body_read,
     }
 }
 
@@ -491,61 +567,15 @@ async fn write_response(
     buffered: &mut Vec<u8>,
 ) -> std::io::Result<bool> {
     let (parts, mut body) = response.into_parts();
-    let status = parts.status;
-    let bodiless = status.is_informational()
-        || status == StatusCode::NO_CONTENT
-        || status == StatusCode::NOT_MODIFIED;
-    let mut keep_alive = exchange.keep_alive;
-    let mut out = Vec::with_capacity(512);
-    let _ = write!(
-        out,
-        "HTTP/1.1 {} {}\r\n",
-        status.as_u16(),
-        status.canonical_reason().unwrap_or("")
-    );
-    let mut declared = None;
-    for (name, value) in &parts.headers {
-        if name == header::CONTENT_LENGTH {
-            declared = Some(value.clone());
-            continue;
-        }
-        if name == header::TRANSFER_ENCODING || name == header::CONNECTION {
-            continue;
-        }
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    let _ = write!(
-        out,
-        "date: {}\r\n",
-        httpdate::fmt_http_date(std::time::SystemTime::now())
-    );
     let exact = body.size_hint().exact();
-    let mut chunked = false;
-    if !bodiless {
-        match (exact, declared) {
-            (_, Some(value)) if exchange.head_only => {
-                out.extend_from_slice(b"content-length: ");
-                out.extend_from_slice(value.as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-            (Some(length), _) => {
-                let _ = write!(out, "content-length: {length}\r\n");
-            }
-            (None, _) if exchange.http10 => keep_alive = false,
-            (None, _) => {
-                chunked = true;
-                out.extend_from_slice(b"transfer-encoding: chunked\r\n");
-            }
-        }
-    }
-    if !keep_alive {
-        out.extend_from_slice(b"connection: close\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
-    if bodiless || exchange.head_only {
+    // The head's headers are freed here, not kept while the body streams.
+    let Head {
+        bytes: mut out,
+        keep_alive,
+        chunked,
+        no_body,
+    } = encode_head(parts, exact, exchange);
+    if no_body {
         http1::write_all(socket, &out).await?;
         return Ok(keep_alive);
     }
@@ -578,7 +608,8 @@ async fn write_response(
         }
         if exact.is_none() {
             http1::write_all(socket, &out).await?;
-            out.clear();
+            // A stream may then wait an hour: it keeps no buffer meanwhile.
+            out = Vec::new();
         }
     }
     if chunked {
@@ -588,38 +619,76 @@ async fn write_response(
     Ok(keep_alive)
 }
 
-/// Writes `response` (as [`write_response`]) from a task on `home`: the
-/// socket moves to that loop for the response and comes back after it
-/// (`None` if it could not), so a run's events are mapped and written on
-/// the loop its A2A stream is read on, with no thread hand-off per event.
-/// Bytes of a pipelined request come back in `buffered`.
-async fn write_from(
-    home: Home,
-    socket: TcpStream,
-    response: Response<ResponseBody>,
-    exchange: &Exchange,
-    buffered: &mut Vec<u8>,
-) -> (std::io::Result<bool>, Option<TcpStream>) {
-    let socket = match socket.into_std() {
-        Ok(socket) => socket,
-        Err(error) => return (Err(error), None),
-    };
-    let exchange = exchange.clone();
-    let mut pipelined = std::mem::take(buffered);
-    let writer = home.spawn(async move {
-        let socket = match TcpStream::from_std(socket) {
-            Ok(socket) => socket,
-            Err(error) => return (Err(error), None, pipelined),
-        };
-        let written = write_response(&socket, response, &exchange, &mut pipelined).await;
-        (written, socket.into_std().ok(), pipelined)
-    });
-    match writer.await {
-        Ok((written, socket, pipelined)) => {
-            *buffered = pipelined;
-            (written, socket.and_then(|s| TcpStream::from_std(s).ok()))
+/// A response's head, encoded, and how its body goes out.
+struct Head {
+    bytes: Vec<u8>,
+    keep_alive: bool,
+    chunked: bool,
+    /// Nothing follows the head (a HEAD request, or a bodiless status).
+    no_body: bool,
+}
+
+/// Encodes the head of a response whose body is `exact` bytes long (`None`:
+/// unknown, so chunked, or until close for HTTP/1.0).
+fn encode_head(parts: http::response::Parts, exact: Option<u64>, exchange: &Exchange) -> Head {
+    let status = parts.status;
+    let bodiless = status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED;
+    let mut keep_alive = exchange.keep_alive;
+    let mut out = Vec::with_capacity(512);
+    let _ = write!(
+        out,
+        "HTTP/1.1 {} {}\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    let mut declared = None;
+    for (name, value) in &parts.headers {
+        if name == header::CONTENT_LENGTH {
+            declared = Some(value.clone());
+            continue;
         }
-        Err(error) => (Err(std::io::Error::other(error)), None),
+        if name == header::TRANSFER_ENCODING || name == header::CONNECTION {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    let _ = write!(
+        out,
+        "date: {}\r\n",
+        httpdate::fmt_http_date(std::time::SystemTime::now())
+    );
+    let mut chunked = false;
+    if !bodiless {
+        match (exact, declared) {
+            (_, Some(value)) if exchange.head_only => {
+                out.extend_from_slice(b"content-length: ");
+                out.extend_from_slice(value.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            (Some(length), _) => {
+                let _ = write!(out, "content-length: {length}\r\n");
+            }
+            (None, _) if exchange.http10 => keep_alive = false,
+            (None, _) => {
+                chunked = true;
+                out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+            }
+        }
+    }
+    if !keep_alive {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    Head {
+        bytes: out,
+        keep_alive,
+        chunked,
+        no_body: bodiless || exchange.head_only,
     }
 }
 

@@ -571,12 +571,12 @@ async fn refused_before_its_body_the_client_still_gets_the_answer() {
     let _ = writer.await;
 }
 
-/// On two event loops (as the binary runs), a run whose thread belongs to
-/// the second loop's shard is written from that loop through a second
-/// descriptor of the connection. Pipelined runs on one keep-alive
-/// connection all arrive whole and in order (the bytes of the next request,
-/// read while a response streamed, come back to the connection), and
-/// clients that leave mid-stream are still seen (CancelTask).
+/// On two event loops (as the binary runs), a connection whose run belongs
+/// to the other loop's shard moves to that loop to write the response.
+/// Pipelined runs on one keep-alive connection, on threads of both shards,
+/// all arrive whole and in order (the bytes of the next request, read
+/// while a response streamed, move with the connection), and clients that
+/// leave mid-stream are still seen (CancelTask).
 #[test]
 fn runs_written_from_their_own_event_loop() {
     const RUNS: usize = 6;

@@ -212,11 +212,11 @@ impl Machine {
         }
         self.io
             .persist(Owner::Admission(thread_id.clone()), &thread.doc);
-        thread.admitting = Some(Admitting {
+        thread.admitting = Some(Box::new(Admitting {
             previous,
             run: Box::new(run),
             disconnected: false,
-        });
+        }));
     }
 
     /// The cancel extension (SPEC §9). The answer comes as `CancelAnswered`
@@ -443,7 +443,7 @@ impl Machine {
         let disconnected = admitting
             .disconnected
             .then(|| admitting.run.input.run_id.clone());
-        self.finish_admission(now_ms, thread_id, admitting, answer);
+        self.finish_admission(now_ms, thread_id, *admitting, answer);
         if let Some(run_id) = disconnected {
             self.handle_disconnect(now_ms, thread_id, &run_id);
         }
@@ -496,7 +496,8 @@ impl Machine {
 struct Thread {
     doc: ThreadDocument,
     run: Option<Run>,
-    admitting: Option<Admitting>,
+    /// Boxed: only while the admission is being persisted.
+    admitting: Option<Box<Admitting>>,
     /// Cancels that arrived while an admission was being persisted.
     deferred_cancels: Vec<CancelRequest>,
     /// Pending interrupts whose expiry the timer already acted on (their

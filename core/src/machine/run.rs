@@ -292,6 +292,8 @@ impl Run {
     pub(super) fn pump(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
         while !self.done && self.waiting.is_none() {
             let Some(item) = self.inbox.pop_front() else {
+                // A run may then wait an hour: it keeps no empty queue.
+                self.inbox = VecDeque::new();
                 return;
             };
             match item {
