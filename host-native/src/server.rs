@@ -211,6 +211,8 @@ fn move_to(home: &Home, socket: TcpStream, conn: Conn, carried: Box<Carried>) {
     let Ok(socket) = socket.into_std() else {
         return;
     };
+    // Boxed as a trait object: it holds a `serve_connection`, which calls
+    // this function.
     let moved: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
         if let Ok(socket) = TcpStream::from_std(socket) {
             serve_connection(socket, conn, Some(carried)).await;
@@ -599,6 +601,11 @@ async fn write_response(
         if data.is_empty() {
             continue;
         }
+        if exact.is_none() {
+            // A buffer per chunk, sized to it and freed once written: a
+            // stream may wait an hour between chunks.
+            out = Vec::with_capacity(data.len() + 24);
+        }
         if chunked {
             let _ = write!(out, "{:x}\r\n", data.len());
             out.extend_from_slice(&data);
@@ -608,7 +615,6 @@ async fn write_response(
         }
         if exact.is_none() {
             http1::write_all(socket, &out).await?;
-            // A stream may then wait an hour: it keeps no buffer meanwhile.
             out = Vec::new();
         }
     }
