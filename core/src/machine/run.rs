@@ -18,7 +18,7 @@ use crate::document::ThreadDocument;
 use crate::error::{ErrorCode, MessageKey, ProtocolError};
 use crate::i18n::Language;
 use crate::mapper::{DurableMapperState, FeedOptions, Mapped, Mapper, RequiredInput, RunContext};
-use crate::validate::{IacCodeProps, UserMessage, ValidatedRun};
+use crate::validate::{IacCodeProps, ValidatedRun};
 
 /// One admitted run of a thread.
 #[derive(Debug)]
@@ -27,7 +27,6 @@ pub(super) struct Run {
     pub(super) run_id: String,
     pub(super) language: Language,
     pub(super) props: IacCodeProps,
-    pub(super) user_message: Option<UserMessage>,
     pub(super) entries: Option<Vec<ResumeEntry>>,
     pub(super) mapper: Mapper,
     pub(super) done: bool,
@@ -175,7 +174,6 @@ impl Run {
             run_id: input.run_id.clone(),
             language,
             props: iac,
-            user_message,
             entries: input.resume.clone(),
             mapper: Mapper::new(ctx, durable),
             done: false,
@@ -207,16 +205,8 @@ impl Run {
         if run.entries.is_some() {
             run.prepare_resume(doc, io, now);
         } else {
-            let parts = run
-                .user_message
-                .as_ref()
-                .map(|m| m.parts.clone())
-                .unwrap_or_default();
-            let message_id = run
-                .user_message
-                .as_ref()
-                .map(|m| m.id.clone())
-                .unwrap_or_default();
+            // Only the request needs the user's message: the run keeps none.
+            let (message_id, parts) = user_message.map(|m| (m.id, m.parts)).unwrap_or_default();
             run.open_message_stream(doc, io, StreamKind::Main, message_id, &parts);
         }
         run
