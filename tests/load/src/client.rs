@@ -33,6 +33,8 @@ pub(crate) struct Target {
     pub(crate) protocol: Protocol,
     pub(crate) cwd: String,
     pub(crate) scenario: String,
+    /// Ticks at the start of each run whose latency is not counted.
+    pub(crate) skip_ticks: u64,
     /// Distinguishes this invocation's threads from earlier ones.
     pub(crate) nonce: String,
 }
@@ -166,7 +168,7 @@ impl Target {
     /// Runs number `i` to its end.
     pub(crate) async fn run(&self, i: usize) -> RunResult {
         match self.open(i).await {
-            Ok(opened) => opened.read_to_end(self.protocol).await,
+            Ok(opened) => opened.read_to_end(self.protocol, self.skip_ticks).await,
             Err(ending) => RunResult {
                 first_event: None,
                 gaps: Samples::default(),
@@ -179,8 +181,9 @@ impl Target {
 }
 
 impl Opened {
-    /// Reads the stream to its end, timing every record.
-    pub(crate) async fn read_to_end(mut self, protocol: Protocol) -> RunResult {
+    /// Reads the stream to its end, timing every record (and every tick
+    /// from the `skip_ticks`-th on).
+    pub(crate) async fn read_to_end(mut self, protocol: Protocol, skip_ticks: u64) -> RunResult {
         let mut scanner = Scanner::default();
         let mut result = RunResult {
             first_event: None,
@@ -207,7 +210,7 @@ impl Opened {
             let wall_us = unix_micros();
             scanner.feed(&data, |record, tick| {
                 result.events += 1;
-                if let Some(sent) = tick {
+                if let Some((_, sent)) = tick.filter(|(index, _)| *index >= skip_ticks) {
                     let us = wall_us.saturating_sub(sent);
                     result.latencies.push(Duration::from_micros(us));
                 }

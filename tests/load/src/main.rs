@@ -105,6 +105,7 @@ async fn run(options: Options) -> Result<bool, String> {
         protocol: options.protocol,
         cwd,
         scenario: options.scenario.clone(),
+        skip_ticks: options.skip_ticks,
         nonce: nonce(),
     });
     let ok = match options.mode {

@@ -30,6 +30,7 @@ pub(crate) struct Options {
     pub(crate) hold_secs: f64,
     pub(crate) heartbeat_secs: f64,
     pub(crate) threads: usize,
+    pub(crate) skip_ticks: u64,
 }
 
 pub(crate) const USAGE: &str = "\
@@ -56,7 +57,10 @@ load:
   --streams K          idle streams [default: 1000]
   --hold SECS          how long idle streams stay open [default: 3]
   --heartbeat SECS     iac-agui heartbeat for --spawn [default: 1]
-  --threads T          client worker threads [default: 1]";
+  --threads T          client worker threads [default: 1]
+  --skip-ticks N       leave each run's first N ticks out of the tick
+                       latency (they may wait behind the runs' admissions)
+                       [default: 0]";
 
 impl Options {
     /// Parses the arguments; `Ok(None)` for `--help`.
@@ -78,6 +82,7 @@ impl Options {
             hold_secs: 3.0,
             heartbeat_secs: 1.0,
             threads: 1,
+            skip_ticks: 0,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -97,6 +102,7 @@ impl Options {
                 "--concurrency" => o.concurrency = number(&arg, &value()?)?,
                 "--streams" => o.streams = number(&arg, &value()?)?,
                 "--threads" => o.threads = number(&arg, &value()?)?,
+                "--skip-ticks" => o.skip_ticks = number(&arg, &value()?)?,
                 "--hold" => o.hold_secs = number(&arg, &value()?)?,
                 "--heartbeat" => o.heartbeat_secs = number(&arg, &value()?)?,
                 _ => return Err(format!("unknown argument {arg}")),

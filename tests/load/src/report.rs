@@ -80,10 +80,11 @@ impl RunReport {
         rows.extend(percentiles("event inter-arrival", &mut self.gaps));
         if self.latencies.len() > 0 {
             // Only `ticks` deltas carry their send time.
-            rows.extend(percentiles(
-                "tick latency (sent → read)",
-                &mut self.latencies,
-            ));
+            let label = match options.skip_ticks {
+                0 => "tick latency (sent → read)".to_owned(),
+                n => format!("tick latency (sent → read), ticks {n}+"),
+            };
+            rows.extend(percentiles(&label, &mut self.latencies));
         }
         if let Some((before, after)) = self.server {
             let cpu = after.cpu.saturating_sub(before.cpu);

@@ -19,7 +19,7 @@ pub(crate) enum Record {
 pub(crate) struct Scanner {
     line: Vec<u8>,
     pending: Option<Record>,
-    tick: Option<u64>,
+    tick: Option<Tick>,
 }
 
 impl Scanner {
@@ -29,7 +29,7 @@ impl Scanner {
     pub(crate) fn feed(
         &mut self,
         mut chunk: &[u8],
-        mut on_record: impl FnMut(Record, Option<u64>),
+        mut on_record: impl FnMut(Record, Option<Tick>),
     ) {
         while let Some(at) = chunk.iter().position(|b| *b == b'\n') {
             let line_end = &chunk[..at];
@@ -47,7 +47,7 @@ impl Scanner {
         self.line.extend_from_slice(chunk);
     }
 
-    fn finish_line(&mut self, line: &[u8], on_record: &mut impl FnMut(Record, Option<u64>)) {
+    fn finish_line(&mut self, line: &[u8], on_record: &mut impl FnMut(Record, Option<Tick>)) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             if let Some(record) = self.pending.take() {
@@ -88,17 +88,24 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// The send time in `tick-<i>@<unix µs>` (the scripted runtime's `ticks`
+/// A `ticks` scenario delta: its index in the run and its send time (Unix
+/// µs).
+pub(crate) type Tick = (u64, u64);
+
+/// The tick in `tick-<i>@<unix µs>` (the scripted runtime's `ticks`
 /// scenario), wherever it appears in the record.
-fn tick_stamp(data: &[u8]) -> Option<u64> {
+fn tick_stamp(data: &[u8]) -> Option<Tick> {
     let rest = &data[find(data, b"tick-")? + 5..];
-    let rest = &rest[rest.iter().position(|b| !b.is_ascii_digit())?..];
+    let index_end = rest.iter().position(|b| !b.is_ascii_digit())?;
+    let index = std::str::from_utf8(&rest[..index_end]).ok()?.parse().ok()?;
+    let rest = &rest[index_end..];
     let digits = rest.strip_prefix(b"@")?;
     let end = digits
         .iter()
         .position(|b| !b.is_ascii_digit())
         .unwrap_or(digits.len());
-    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
+    let sent = std::str::from_utf8(&digits[..end]).ok()?.parse().ok()?;
+    Some((index, sent))
 }
 
 #[cfg(test)]
@@ -151,7 +158,7 @@ mod tests {
             }
             assert_eq!(
                 ticks,
-                [Some(1_733_150_000_123_456), None, None],
+                [Some((7, 1_733_150_000_123_456)), None, None],
                 "split at {split}"
             );
         }
