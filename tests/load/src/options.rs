@@ -165,10 +165,13 @@ mod tests {
             "3",
             "--hold",
             "0.5",
+            "--skip-ticks",
+            "100",
         ])
         .unwrap()
         .unwrap();
         assert_eq!((o.runs, o.concurrency, o.protocol), (7, 3, Protocol::A2a));
+        assert_eq!(o.skip_ticks, 100);
         assert!((o.hold_secs - 0.5).abs() < f64::EPSILON);
         assert!(parse(&["--help"]).unwrap().is_none());
         assert!(parse(&[]).unwrap_err().contains("--url"));
