@@ -406,16 +406,20 @@ async fn thousand_concurrent_runs_reach_a2a_at_once() {
     gate_tx.send(true).unwrap();
     for client in clients {
         let response = client.await.unwrap();
-        let response = text(&response);
-        let body_start = response.find("\r\n\r\n").unwrap() + 4;
-        let events: Vec<Value> = dechunk(&response[body_start..])
-            .split("\n\n")
-            .filter_map(|r| r.strip_prefix("data: "))
-            .map(|j| serde_json::from_str(j).unwrap())
-            .collect();
+        let events = response_events(&text(&response));
         assert_eq!(events.first().unwrap()["type"], "RUN_STARTED");
         assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
     }
+}
+
+/// The events of one HTTP/1.1 response with a chunked SSE body.
+fn response_events(response: &str) -> Vec<Value> {
+    let body_start = response.find("\r\n\r\n").unwrap() + 4;
+    dechunk(&response[body_start..])
+        .split("\n\n")
+        .filter_map(|r| r.strip_prefix("data: "))
+        .map(|j| serde_json::from_str(j).unwrap())
+        .collect()
 }
 
 /// Decodes an HTTP/1.1 chunked body.
@@ -603,12 +607,7 @@ fn runs_written_from_their_own_event_loop() {
         assert_eq!(responses.len(), RUNS, "{all}");
         for (n, response) in responses.iter().enumerate() {
             assert!(response.starts_with("200"), "{response}");
-            let body_start = response.find("\r\n\r\n").unwrap() + 4;
-            let events: Vec<Value> = dechunk(&response[body_start..])
-                .split("\n\n")
-                .filter_map(|r| r.strip_prefix("data: "))
-                .map(|j| serde_json::from_str(j).unwrap())
-                .collect();
+            let events = response_events(response);
             assert_valid_stream(&format!("loops-{n}"), &format!("run-{n}"), &events);
             assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
         }
