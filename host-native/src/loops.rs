@@ -59,19 +59,19 @@ impl EventLoops {
     /// # Errors
     /// A runtime or a thread could not be created.
     pub fn start(count: usize) -> std::io::Result<(Runtime, EventLoops)> {
-        let mut first = None;
-        let mut homes = Vec::new();
-        for index in 0..count.max(1) {
-            let runtime = Builder::new_current_thread().enable_all().build()?;
+        let build = || Builder::new_current_thread().enable_all().build();
+        let first = build()?;
+        CURRENT.set(Some(0));
+        let mut homes = vec![Home {
+            index: 0,
+            handle: first.handle().clone(),
+        }];
+        for index in 1..count.max(1) {
+            let runtime = build()?;
             homes.push(Home {
                 index,
                 handle: runtime.handle().clone(),
             });
-            if index == 0 {
-                CURRENT.set(Some(0));
-                first = Some(runtime);
-                continue;
-            }
             std::thread::Builder::new()
                 .name(format!("iac-agui-loop-{index}"))
                 .spawn(move || {
@@ -79,7 +79,6 @@ impl EventLoops {
                     runtime.block_on(std::future::pending::<()>());
                 })?;
         }
-        let first = first.expect("at least one loop");
         Ok((first, EventLoops { homes }))
     }
 

@@ -135,7 +135,7 @@ struct Carried {
 /// the run's events are read, mapped and written on one thread, and the
 /// connection still has a single task.
 async fn serve_connection(socket: TcpStream, mut conn: Conn, mut carried: Option<Box<Carried>>) {
-    let socket = Arc::new(socket);
+    let mut socket = Arc::new(socket);
     // Bytes read past the last request: the start of the next one.
     let mut buffered = Vec::new();
     let mut first = carried.is_none();
@@ -179,17 +179,19 @@ async fn serve_connection(socket: TcpStream, mut conn: Conn, mut carried: Option
             .filter(|home| !home.is_current());
         // The socket moves only when nothing else holds it (the request's
         // body is done with it).
-        if let Some(home) = home.filter(|_| Arc::strong_count(&socket) == 1) {
-            let carried = Box::new(Carried {
-                response,
-                exchange,
-                body_read,
-                buffered,
-            });
-            if let Ok(socket) = Arc::try_unwrap(socket) {
-                move_to(&home, socket, conn, carried);
+        if let Some(home) = home {
+            match Arc::try_unwrap(socket) {
+                Ok(own) => {
+                    let carried = Box::new(Carried {
+                        response,
+                        exchange,
+                        body_read,
+                        buffered,
+                    });
+                    return move_to(&home, own, conn, carried);
+                }
+                Err(shared) => socket = shared,
             }
-            return;
         }
         let answer = write_response(&socket, response, &exchange, &mut buffered);
         match Box::pin(answer).await {
@@ -601,21 +603,18 @@ async fn write_response(
         if data.is_empty() {
             continue;
         }
-        if exact.is_none() {
+        if exact.is_some() {
+            out.extend_from_slice(&data);
+        } else if chunked {
             // A buffer per chunk, sized to it and freed once written: a
             // stream may wait an hour between chunks.
-            out = Vec::with_capacity(data.len() + 24);
-        }
-        if chunked {
-            let _ = write!(out, "{:x}\r\n", data.len());
-            out.extend_from_slice(&data);
-            out.extend_from_slice(b"\r\n");
+            let mut chunk = Vec::with_capacity(data.len() + 24);
+            let _ = write!(chunk, "{:x}\r\n", data.len());
+            chunk.extend_from_slice(&data);
+            chunk.extend_from_slice(b"\r\n");
+            http1::write_all(socket, &chunk).await?;
         } else {
-            out.extend_from_slice(&data);
-        }
-        if exact.is_none() {
-            http1::write_all(socket, &out).await?;
-            out = Vec::new();
+            http1::write_all(socket, &data).await?;
         }
     }
     if chunked {
