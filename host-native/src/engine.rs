@@ -466,7 +466,14 @@ impl Actor {
                 id,
                 thread_id,
                 document,
-            } => self.persist(id, thread_id, document),
+            } => {
+                // Written while its run's request waits for an answer: the
+                // admission, before the client's first byte.
+                let admission = mine
+                    .as_deref()
+                    .is_some_and(|m| m.as_ref().is_some_and(|(key, _)| key.0 == thread_id));
+                self.persist(id, thread_id, document, admission)
+            }
             Output::A2a {
                 id,
                 streaming,
@@ -567,7 +574,7 @@ impl Actor {
         }
     }
 
-    fn persist(&mut self, id: EffectId, thread_id: String, document: Value) {
+    fn persist(&mut self, id: EffectId, thread_id: String, document: Value, admission: bool) {
         self.persist_threads.insert(id, thread_id.clone());
         let previous = self.persists.remove(&thread_id);
         let store = Arc::clone(&self.deps.store);
@@ -577,7 +584,11 @@ impl Actor {
             if let Some(previous) = previous {
                 let _ = previous.await;
             }
-            let result = store.lock(&thread).await.persist(&document).await;
+            let result = store
+                .lock(&thread)
+                .await
+                .persist(&document, admission)
+                .await;
             if let Err(error) = &result {
                 tracing::warn!(thread_id = %thread, %error, "thread state write failed");
             }

@@ -12,16 +12,18 @@
 //! directory is fsynced. Either way a crash at any point leaves the old or the
 //! new document, never a mix.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::{
+    DirBuilderExt as _, FileExt as _, OpenOptionsExt as _, PermissionsExt as _,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use iac_agui_core::document::thread_key;
 use serde_json::Value;
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio::sync::{oneshot, Mutex as AsyncMutex, OwnedMutexGuard};
 
 /// Largest state file read (a thread document is small; anything bigger is
 /// not ours).
@@ -32,7 +34,16 @@ pub const MAX_DOCUMENT_BYTES: u64 = 4 * 1024 * 1024;
 /// entry takes the state directory's lock: a hundred concurrent writers
 /// mean a hundred threads switching in and out and spinning on that lock
 /// (BENCHMARKS.md), while this many still keep the disk's queue full.
+/// Admission writes wait ahead of the others (see [`WaitLine`]).
 const WRITERS: usize = 8;
+
+/// Spare files kept in the state directory (`.spare-<hex>`), so that no
+/// write waits for the file system to allocate an inode: a write fills a
+/// spare and renames it into place (see `StateStore::write_through_spare`).
+/// Only a thread's first write uses one up; a background task makes new
+/// ones when half are gone.
+const SPARES: usize = 64;
+const SPARE_PREFIX: &str = ".spare-";
 
 /// Why a thread document could not be read or written. Every variant maps to
 /// `STATE_UNAVAILABLE` at admission or `STATE_PERSISTENCE_FAILED` mid-run.
@@ -63,7 +74,17 @@ impl std::error::Error for StoreError {}
 pub struct StateStore {
     dir: PathBuf,
     slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
-    writers: tokio::sync::Semaphore,
+    writers: Mutex<WaitLine>,
+    /// Renames made and made durable, for [`StateStore::sync_dir`].
+    dir_syncs: Mutex<DirSyncs>,
+    dir_synced: std::sync::Condvar,
+    /// Names of the spare files ready for a write.
+    spares: Mutex<Vec<String>>,
+    /// A refill of `spares` is running.
+    refilling: std::sync::atomic::AtomicBool,
+    /// `false` once the file system refused `renameat2` flags: every write
+    /// then takes the temp-file path.
+    exchange: std::sync::atomic::AtomicBool,
     #[cfg(test)]
     fail_before_rename: std::sync::atomic::AtomicBool,
 }
@@ -76,6 +97,35 @@ pub struct ThreadGuard {
     store: Arc<StateStore>,
 }
 
+/// Who waits for one of the [`WRITERS`] write slots.
+#[derive(Debug, Default)]
+struct WaitLine {
+    free: usize,
+    admissions: VecDeque<oneshot::Sender<WriteSlot>>,
+    others: VecDeque<oneshot::Sender<WriteSlot>>,
+}
+
+/// Renames in the state directory, counted, and how many of them a
+/// finished directory fsync covers (see [`StateStore::sync_dir`]).
+#[derive(Debug, Default)]
+struct DirSyncs {
+    renamed: u64,
+    synced: u64,
+    syncing: bool,
+}
+
+/// One of the write slots; dropping it hands it to the next in line.
+#[derive(Debug)]
+struct WriteSlot(Option<Arc<StateStore>>);
+
+impl Drop for WriteSlot {
+    fn drop(&mut self) {
+        if let Some(store) = self.0.take() {
+            store.release_slot();
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Slot {
     /// `None` until the file was read; then `Some(None)` for "no thread".
@@ -84,7 +134,8 @@ struct Slot {
 
 impl StateStore {
     /// Opens (creating, 0700) `<root>/threads`. Stale temp files left by a
-    /// crash are removed.
+    /// crash are removed, and so are the per-thread `.swap` files of earlier
+    /// versions; spare files are kept, and made up to [`SPARES`].
     ///
     /// # Errors
     /// The directory cannot be created, is a symlink, or cannot be listed.
@@ -102,19 +153,82 @@ impl StateStore {
             }
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
         }
+        let mut spares = Vec::new();
         for entry in std::fs::read_dir(&dir).map_err(io)?.flatten() {
-            let name = entry.file_name();
-            if name.to_string_lossy().contains(".tmp-") {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(SPARE_PREFIX) {
+                spares.push(name);
+            } else if name.starts_with('.') && (name.contains(".tmp-") || name.ends_with(".swap")) {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
-        Ok(Arc::new(StateStore {
+        let store = StateStore {
             dir,
             slots: Mutex::new(HashMap::new()),
-            writers: tokio::sync::Semaphore::new(WRITERS),
+            writers: Mutex::new(WaitLine {
+                free: WRITERS,
+                ..WaitLine::default()
+            }),
+            dir_syncs: Mutex::new(DirSyncs::default()),
+            dir_synced: std::sync::Condvar::new(),
+            spares: Mutex::new(spares),
+            refilling: std::sync::atomic::AtomicBool::new(false),
+            exchange: std::sync::atomic::AtomicBool::new(true),
             #[cfg(test)]
             fail_before_rename: std::sync::atomic::AtomicBool::new(false),
-        }))
+        };
+        store.make_spares();
+        Ok(Arc::new(store))
+    }
+
+    /// Waits for a write slot: a free one, else the first handed on, where
+    /// admissions go before other writes.
+    async fn write_slot(self: &Arc<Self>, admission: bool) -> Option<WriteSlot> {
+        let waiting = {
+            let mut line = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+            if line.free > 0 {
+                line.free -= 1;
+                None
+            } else {
+                let (tx, rx) = oneshot::channel();
+                match admission {
+                    true => line.admissions.push_back(tx),
+                    false => line.others.push_back(tx),
+                }
+                Some(rx)
+            }
+        };
+        match waiting {
+            None => Some(WriteSlot(Some(Arc::clone(self)))),
+            // Only a dropped store drops a waiter's sender.
+            Some(rx) => rx.await.ok(),
+        }
+    }
+
+    fn release_slot(self: &Arc<Self>) {
+        loop {
+            let next = {
+                let mut line = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+                match line
+                    .admissions
+                    .pop_front()
+                    .or_else(|| line.others.pop_front())
+                {
+                    Some(next) => next,
+                    None => {
+                        line.free += 1;
+                        return;
+                    }
+                }
+            };
+            match next.send(WriteSlot(Some(Arc::clone(self)))) {
+                Ok(()) => return,
+                // That writer went away: the next one gets the slot.
+                Err(mut slot) => {
+                    slot.0 = None;
+                }
+            }
+        }
     }
 
     /// The directory holding the thread files.
@@ -177,10 +291,14 @@ impl ThreadGuard {
     /// next request tries again.
     pub async fn document(&mut self) -> Result<Option<&Value>, StoreError> {
         if self.slot.document.is_none() {
-            let path = self.path.clone();
-            let loaded = tokio::task::spawn_blocking(move || read_document(&path))
-                .await
-                .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))??;
+            let loaded = if known_absent(&self.path) {
+                None
+            } else {
+                let path = self.path.clone();
+                tokio::task::spawn_blocking(move || read_document(&path))
+                    .await
+                    .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))??
+            };
             self.slot.document = Some(loaded);
         }
         Ok(self.slot.document.as_ref().and_then(Option::as_ref))
@@ -188,11 +306,13 @@ impl ThreadGuard {
 
     /// Replaces the document on disk. The store keeps no copy of what it
     /// wrote (the machine holds the live document): the next
-    /// [`ThreadGuard::document`] reads the file again.
+    /// [`ThreadGuard::document`] reads the file again. An `admission` write
+    /// (a client waits on it for its first byte) goes ahead of the other
+    /// writes waiting for a slot.
     ///
     /// # Errors
     /// The write failed; the old document stays in place on disk.
-    pub async fn persist(&mut self, document: &Value) -> Result<(), StoreError> {
+    pub async fn persist(&mut self, document: &Value, admission: bool) -> Result<(), StoreError> {
         let bytes = serde_json::to_vec(document).map_err(|_| StoreError::Corrupt)?;
         let path = self.path.clone();
         #[cfg(test)]
@@ -202,17 +322,215 @@ impl ThreadGuard {
             .load(std::sync::atomic::Ordering::SeqCst);
         #[cfg(not(test))]
         let fail = false;
-        let _permit = self.store.writers.acquire().await;
-        tokio::task::spawn_blocking(move || write_atomically(&path, &bytes, fail))
+        let _slot = self.store.write_slot(admission).await;
+        let store = Arc::clone(&self.store);
+        let written = tokio::task::spawn_blocking(move || store.write(&path, &bytes, fail))
             .await
-            .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))??;
+            .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
+        if self.store.wants_spares() {
+            let store = Arc::clone(&self.store);
+            tokio::task::spawn_blocking(move || store.make_spares());
+        }
+        written?;
         self.slot.document = None;
         Ok(())
     }
 }
 
+impl StateStore {
+    /// Writes `bytes` as the document at `path`, atomically: through a spare
+    /// file where the file system allows it, else through a temp file.
+    fn write(&self, path: &Path, bytes: &[u8], fail_before_rename: bool) -> Result<(), StoreError> {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if let Some(result) = self.write_through_spare(path, bytes, fail_before_rename) {
+            return result;
+        }
+        write_by_rename(path, bytes, fail_before_rename)
+    }
+
+    /// The document goes into a spare file, is fsynced, and the spare is
+    /// renamed to the thread's file: a first write takes the name
+    /// (`RENAME_NOREPLACE`), a later one trades places with the old document
+    /// (`RENAME_EXCHANGE`), whose inode becomes the spare. Then the directory
+    /// is fsynced. The file is at every moment the old document or the new
+    /// one, as with a temp file and `rename`, but no inode is allocated or
+    /// freed on the way: on ext4, under concurrent writes, that was most of
+    /// a write's cost (BENCHMARKS.md). `None` when this path does not apply
+    /// (a symlink where the file goes, no exchange on this file system, no
+    /// spare to be had) and the temp file must be used.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn write_through_spare(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        fail_before_rename: bool,
+    ) -> Option<Result<(), StoreError>> {
+        use nix::errno::Errno;
+        use nix::fcntl::{renameat2, RenameFlags};
+        use std::sync::atomic::Ordering;
+
+        if !self.exchange.load(Ordering::Relaxed) {
+            return None;
+        }
+        let flags = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_file() => RenameFlags::RENAME_EXCHANGE,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => RenameFlags::RENAME_NOREPLACE,
+            _ => return None,
+        };
+        let stem = path.file_name()?;
+        let (name, file) = self.take_spare()?;
+        // Written over the old content, then cut to length: a document
+        // that fits the blocks the spare already has needs no block freed or
+        // allocated, so the fsync writes the data and the inode, not the
+        // file system's bitmaps too.
+        let written = file
+            .write_all_at(bytes, 0)
+            .and_then(|()| file.set_len(bytes.len() as u64))
+            .and_then(|()| file.sync_data());
+        drop(file);
+        let directory = match written_then_dir(written, &self.dir, fail_before_rename) {
+            Ok(directory) => directory,
+            Err(error) => {
+                self.give_back(name);
+                return Some(Err(error));
+            }
+        };
+        match renameat2(&directory, name.as_str(), &directory, stem, flags) {
+            Ok(()) => {
+                if flags == RenameFlags::RENAME_EXCHANGE {
+                    self.give_back(name);
+                }
+                Some(self.sync_dir(&directory))
+            }
+            Err(errno) => {
+                self.give_back(name);
+                match errno {
+                    Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP => {
+                        self.exchange.store(false, Ordering::Relaxed);
+                        None
+                    }
+                    // The file appeared or went meanwhile: the general path decides.
+                    Errno::EEXIST | Errno::ENOENT => None,
+                    errno => Some(Err(io(std::io::Error::from(errno)))),
+                }
+            }
+        }
+    }
+
+    /// Makes a rename just done in the state directory durable: it is once
+    /// a directory fsync that began after it has finished. Concurrent
+    /// writers share fsyncs (group commit): one running takes the renames
+    /// made before it began, and those who wait for it return when it covers
+    /// theirs, or start the next. Each fsync flushes the disk's cache, which
+    /// in a virtual machine costs exits and context switches; under a burst
+    /// of writes most of them are saved.
+    fn sync_dir(&self, directory: &File) -> Result<(), StoreError> {
+        let lock = || self.dir_syncs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut syncs = lock();
+        syncs.renamed += 1;
+        let mine = syncs.renamed;
+        loop {
+            if syncs.synced >= mine {
+                return Ok(());
+            }
+            if !syncs.syncing {
+                syncs.syncing = true;
+                let covers = syncs.renamed;
+                drop(syncs);
+                let result = directory.sync_all();
+                syncs = lock();
+                syncs.syncing = false;
+                if result.is_ok() {
+                    syncs.synced = syncs.synced.max(covers);
+                }
+                self.dir_synced.notify_all();
+                // A failed fsync is its own writer's error; the others
+                // covered by it try again themselves.
+                return result.map_err(io);
+            }
+            syncs = self
+                .dir_synced
+                .wait(syncs)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// A spare from the pool (one that is no longer a plain file of ours is
+    /// dropped from it), or a new one when the pool is empty.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn take_spare(&self) -> Option<(String, File)> {
+        use std::os::unix::fs::MetadataExt as _;
+        loop {
+            let name = self.spares.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let Some(name) = name else {
+                return make_spare(&self.dir);
+            };
+            let file = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(self.dir.join(&name));
+            let ours = |meta: std::fs::Metadata| {
+                meta.is_file() && meta.nlink() == 1 && meta.mode() & 0o777 == 0o600
+            };
+            if let Ok(file) = file {
+                if file.metadata().is_ok_and(ours) {
+                    return Some((name, file));
+                }
+            }
+        }
+    }
+
+    fn give_back(&self, spare: String) {
+        self.spares
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(spare);
+    }
+
+    /// Claims the refill when the pool is down to half (`false`: it is not,
+    /// or another refill runs).
+    fn wants_spares(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let low = self.spares.lock().unwrap_or_else(|e| e.into_inner()).len() < SPARES / 2;
+        low && !self.refilling.swap(true, Ordering::AcqRel)
+    }
+
+    /// Tops the pool up to [`SPARES`]; runs on a blocking thread, one at a
+    /// time, off every write's path.
+    fn make_spares(&self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        while self.spares.lock().unwrap_or_else(|e| e.into_inner()).len() < SPARES {
+            let Some((name, _)) = make_spare(&self.dir) else {
+                break;
+            };
+            self.give_back(name);
+        }
+        self.refilling
+            .store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
 fn io(err: std::io::Error) -> StoreError {
     StoreError::Io(err.kind())
+}
+
+/// Whether the file system's caches already say that no file is at `path`
+/// (`openat2` with `RESOLVE_CACHED`), so that a new thread's admission
+/// needs no trip to a blocking thread. `false` when they do not know.
+fn known_absent(path: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag, AT_FDCWD};
+        let how = OpenHow::new()
+            .flags(OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::from_bits_retain(libc::RESOLVE_CACHED));
+        matches!(openat2(AT_FDCWD, path, how), Err(nix::errno::Errno::ENOENT))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 fn read_document(path: &Path) -> Result<Option<Value>, StoreError> {
@@ -238,7 +556,10 @@ fn read_document(path: &Path) -> Result<Option<Value>, StoreError> {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Result<(), StoreError> {
+/// The general path: a temp file in the same directory (created
+/// exclusively, 0600, never through a symlink), fsynced, renamed over the
+/// document, then the directory fsynced.
+fn write_by_rename(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Result<(), StoreError> {
     let dir = path
         .parent()
         .ok_or(StoreError::Io(std::io::ErrorKind::InvalidInput))?;
@@ -246,15 +567,7 @@ fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Resu
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if let Some(result) = write_by_exchange(dir, &stem, path, bytes, fail_before_rename)
-        .or_else(|| write_new_by_link(dir, &stem, path, bytes, fail_before_rename))
-    {
-        return result;
-    }
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
-    let temp = dir.join(format!(".{stem}.tmp-{}", iac_agui_core::json::hex(&nonce)));
+    let temp = dir.join(format!(".{stem}.tmp-{}", nonce_hex()?));
     let result = (|| {
         let mut file = OpenOptions::new()
             .write(true)
@@ -279,8 +592,14 @@ fn write_atomically(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Resu
     result
 }
 
-/// Once the new document is written and fsynced: the directory, to link or
-/// rename it in (tests can make the write stop just before).
+fn nonce_hex() -> Result<String, StoreError> {
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
+    Ok(iac_agui_core::json::hex(&nonce))
+}
+
+/// Once the new document is written and fsynced: the directory, to rename
+/// it in (tests can make the write stop just before).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn written_then_dir(
     written: std::io::Result<()>,
@@ -294,125 +613,51 @@ fn written_then_dir(
     File::open(dir).map_err(io)
 }
 
-/// The first write of a thread: the document goes into an unnamed file
-/// (`O_TMPFILE`), is fsynced, and is linked in under its name; then the
-/// directory is fsynced. The file appears whole or not at all, as with a
-/// temp file and `rename`, but its inode is allocated outside the
-/// directory's lock, which on ext4 can be slow and would make every other
-/// write wait. `None` when the path does not apply (the file exists, the
-/// file system or `/proc` lacks what it needs) and the temp file must be
-/// used.
+/// A new empty spare file (0600) under a fresh `.spare-<hex>` name. Its
+/// inode comes from `O_TMPFILE` and is linked in after, so that the
+/// allocation, slow on ext4, does not hold the directory's lock that every
+/// write's rename takes; without `O_TMPFILE` or `/proc` it is created by
+/// name.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn write_new_by_link(
-    dir: &Path,
-    stem: &str,
-    path: &Path,
-    bytes: &[u8],
-    fail_before_rename: bool,
-) -> Option<Result<(), StoreError>> {
-    use nix::errno::Errno;
-    use nix::fcntl::AtFlags;
+fn make_spare(dir: &Path) -> Option<(String, File)> {
+    use nix::fcntl::{AtFlags, AT_FDCWD};
     use std::os::fd::AsRawFd as _;
 
-    if std::fs::symlink_metadata(path).is_ok() {
-        return None;
-    }
-    let mut file = OpenOptions::new()
+    let name = format!("{SPARE_PREFIX}{}", nonce_hex().ok()?);
+    let path = dir.join(&name);
+    let unnamed = OpenOptions::new()
         .write(true)
         .mode(0o600)
         .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
-        .open(dir)
+        .open(dir);
+    if let Ok(file) = unnamed {
+        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let linked = nix::unistd::linkat(
+            AT_FDCWD,
+            proc_path.as_str(),
+            AT_FDCWD,
+            path.as_path(),
+            AtFlags::AT_SYMLINK_FOLLOW,
+        );
+        if linked.is_ok() {
+            return Some((name, file));
+        }
+    }
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
         .ok()?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
-    let directory = match written_then_dir(written, dir, fail_before_rename) {
-        Ok(directory) => directory,
-        Err(error) => return Some(Err(error)),
-    };
-    let unnamed = format!("/proc/self/fd/{}", file.as_raw_fd());
-    match nix::unistd::linkat(
-        &directory,
-        unnamed.as_str(),
-        &directory,
-        stem,
-        AtFlags::AT_SYMLINK_FOLLOW,
-    ) {
-        Ok(()) => Some(directory.sync_all().map_err(io)),
-        // Created meanwhile, or no /proc: the general path decides.
-        Err(Errno::EEXIST | Errno::ENOENT) => None,
-        Err(errno) => Some(Err(io(std::io::Error::from(errno)))),
-    }
-}
-
-/// The fast path once a thread's file exists: the new document goes into
-/// `.<file>.swap` (which holds the document before last), is fsynced, and
-/// trades places with the file in one `renameat2(RENAME_EXCHANGE)`; then
-/// the directory is fsynced. The file is at every moment either the old or
-/// the new document, as with a temp file and `rename`, but no inode is
-/// created or freed: on ext4 that allocation, under concurrent writes, was
-/// most of a write's cost (BENCHMARKS.md). `None` when the path does not
-/// apply (no regular file yet, a file system without the exchange, a swap
-/// file that is not a plain file of ours) and the temp file must be used.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn write_by_exchange(
-    dir: &Path,
-    stem: &str,
-    path: &Path,
-    bytes: &[u8],
-    fail_before_rename: bool,
-) -> Option<Result<(), StoreError>> {
-    use nix::errno::Errno;
-    use nix::fcntl::{renameat2, RenameFlags};
-    use std::os::unix::fs::MetadataExt as _;
-
-    if !std::fs::symlink_metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let swap_name = format!(".{stem}.swap");
-    // Opened without O_CREAT when it exists: creating takes the directory's
-    // lock even for a file that is there, and every write would queue on it.
-    let open = |create: bool| {
-        OpenOptions::new()
-            .write(true)
-            .create_new(create)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(dir.join(&swap_name))
-    };
-    let mut swap = match open(false) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(true),
-        other => other,
-    }
-    .ok()?;
-    let meta = swap.metadata().ok()?;
-    if !meta.is_file() || meta.nlink() != 1 || meta.mode() & 0o777 != 0o600 {
-        return None;
-    }
-    let written = (|| {
-        swap.set_len(0)?;
-        swap.write_all(bytes)?;
-        swap.sync_all()
-    })();
-    let directory = match written_then_dir(written, dir, fail_before_rename) {
-        Ok(directory) => directory,
-        Err(error) => return Some(Err(error)),
-    };
-    match renameat2(
-        &directory,
-        swap_name.as_str(),
-        &directory,
-        stem,
-        RenameFlags::RENAME_EXCHANGE,
-    ) {
-        Ok(()) => Some(directory.sync_all().map_err(io)),
-        Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => None,
-        Err(errno) => Some(Err(io(std::io::Error::from(errno)))),
-    }
+    Some((name, file))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeMap;
     use std::sync::atomic::Ordering;
 
     fn mode(path: &Path) -> u32 {
@@ -426,7 +671,7 @@ mod tests {
         let mut guard = store.lock("thread-1").await;
         assert_eq!(guard.document().await.unwrap(), None);
         guard
-            .persist(&json!({"threadId": "thread-1", "n": 1}))
+            .persist(&json!({"threadId": "thread-1", "n": 1}), false)
             .await
             .unwrap();
         drop(guard);
@@ -439,100 +684,279 @@ mod tests {
         assert_eq!(guard.document().await.unwrap().unwrap()["n"], 1);
     }
 
+    /// The directory's names other than spare files.
+    fn documents(store: &StateStore) -> Vec<String> {
+        let mut names: Vec<_> = std::fs::read_dir(store.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| !name.starts_with(SPARE_PREFIX))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The spare files on disk, by name, with their inode numbers.
+    fn spares_on_disk(store: &StateStore) -> BTreeMap<String, u64> {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::read_dir(store.dir())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                (
+                    e.file_name().into_string().unwrap(),
+                    e.metadata().unwrap().ino(),
+                )
+            })
+            .filter(|(name, _)| name.starts_with(SPARE_PREFIX))
+            .collect()
+    }
+
+    fn pooled(store: &StateStore) -> usize {
+        store.spares.lock().unwrap().len()
+    }
+
     #[tokio::test]
     async fn crash_between_write_and_rename_keeps_old_document() {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
         let mut guard = store.lock("t").await;
-        guard.persist(&json!({"v": "old"})).await.unwrap();
+        guard.persist(&json!({"v": "old"}), false).await.unwrap();
         store.fail_before_rename.store(true, Ordering::SeqCst);
-        assert!(guard.persist(&json!({"v": "new"})).await.is_err());
+        assert!(guard.persist(&json!({"v": "new"}), false).await.is_err());
         assert_eq!(
             guard.document().await.unwrap().unwrap()["v"],
             "old",
             "memory untouched"
         );
         drop(guard);
-        // A crashed writer leaves its temp file behind; a restart ignores and
-        // removes it.
+        // A crashed writer leaves its temp file behind, an older version its
+        // swap file; a restart ignores and removes both.
         std::fs::write(store.dir().join(".t.json.tmp-deadbeef"), b"{\"v\":\"ne").unwrap();
+        std::fs::write(store.dir().join(".t.json.swap"), b"{\"v\":\"older\"}").unwrap();
         let restarted = StateStore::open(root.path()).unwrap();
         let mut guard = restarted.lock("t").await;
         assert_eq!(guard.document().await.unwrap().unwrap()["v"], "old");
-        let names: Vec<_> = std::fs::read_dir(restarted.dir())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|name| !name.ends_with(".swap"))
-            .collect();
-        assert_eq!(names, ["t.json"]);
+        assert_eq!(documents(&restarted), ["t.json"]);
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test]
     async fn a_first_write_appears_whole_or_not_at_all() {
-        use std::os::unix::fs::PermissionsExt as _;
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
-        let names = || -> Vec<String> {
-            std::fs::read_dir(store.dir())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .collect()
-        };
-        // A crash before the link leaves no file at all, not even a temp.
+        // A crash before the rename leaves no file at all, not even a temp.
         store.fail_before_rename.store(true, Ordering::SeqCst);
         let mut guard = store.lock("t").await;
-        assert!(guard.persist(&json!({"v": 1})).await.is_err());
-        assert_eq!(names(), Vec::<String>::new());
+        assert!(guard.persist(&json!({"v": 1}), false).await.is_err());
+        assert_eq!(documents(&store), Vec::<String>::new());
         assert_eq!(guard.document().await.unwrap(), None);
+        assert_eq!(pooled(&store), SPARES, "the spare went back");
         store.fail_before_rename.store(false, Ordering::SeqCst);
-        guard.persist(&json!({"v": 2})).await.unwrap();
-        assert_eq!(names(), ["t.json"]);
-        let meta = std::fs::metadata(store.dir().join("t.json")).unwrap();
-        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        guard.persist(&json!({"v": 2}), false).await.unwrap();
+        assert_eq!(documents(&store), ["t.json"]);
+        assert_eq!(mode(&store.dir().join("t.json")), 0o600);
         assert_eq!(guard.document().await.unwrap().unwrap()["v"], 2);
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test]
-    async fn later_writes_trade_places_with_the_swap_file() {
+    async fn writes_trade_places_with_spare_files() {
         use std::os::unix::fs::MetadataExt as _;
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
+        let spares = spares_on_disk(&store);
+        assert_eq!(spares.len(), SPARES, "made when the store opens");
         let file = store.dir().join("t.json");
-        let swap = store.dir().join(".t.json.swap");
-        let mut guard = store.lock("t").await;
-        guard.persist(&json!({"v": 1})).await.unwrap();
-        assert!(!swap.exists(), "the first write makes the file");
-        guard.persist(&json!({"v": 2})).await.unwrap();
         let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
-        let (file_before, swap_before) = (ino(&file), ino(&swap));
-        guard.persist(&json!({"v": 3})).await.unwrap();
-        // Same two inodes, exchanged: nothing was created or freed.
-        assert_eq!((ino(&file), ino(&swap)), (swap_before, file_before));
-        assert_eq!(std::fs::read(&file).unwrap(), b"{\"v\":3}");
-        assert_eq!(std::fs::read(&swap).unwrap(), b"{\"v\":2}");
-        assert_eq!((mode(&file), mode(&swap)), (0o600, 0o600));
+        let mut guard = store.lock("t").await;
+        guard.persist(&json!({"v": 1}), false).await.unwrap();
+        // The first write takes a spare's inode and name.
+        let after_first = spares_on_disk(&store);
+        assert_eq!(after_first.len(), SPARES - 1);
+        assert!(spares.values().any(|&i| i == ino(&file)));
+        assert!(!after_first.values().any(|&i| i == ino(&file)));
+        let inodes = |spares: &BTreeMap<String, u64>| {
+            let mut all: Vec<u64> = spares.values().copied().collect();
+            all.push(ino(&file));
+            all.sort_unstable();
+            all
+        };
+        for v in 2..=4 {
+            let (before, old) = (inodes(&spares_on_disk(&store)), ino(&file));
+            guard.persist(&json!({ "v": v }), false).await.unwrap();
+            let after = spares_on_disk(&store);
+            // The same inodes: one spare and the file traded places.
+            assert_eq!(inodes(&after), before, "nothing created or freed");
+            assert_ne!(ino(&file), old);
+            let holder = after.iter().find(|(_, &i)| i == old).unwrap().0;
+            let previous = format!("{{\"v\":{}}}", v - 1);
+            assert_eq!(
+                std::fs::read(store.dir().join(holder)).unwrap(),
+                previous.as_bytes()
+            );
+            assert_eq!(mode(&store.dir().join(holder)), 0o600);
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), b"{\"v\":4}");
+        assert_eq!(mode(&file), 0o600);
+        // A longer document, then a shorter one, over the same inodes.
+        let long = json!({ "v": "x".repeat(5000) });
+        guard.persist(&long, false).await.unwrap();
+        guard.persist(&json!({"v": 6}), false).await.unwrap();
+        guard.persist(&json!({"v": 7}), false).await.unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"{\"v\":7}");
         drop(guard);
         let restarted = StateStore::open(root.path()).unwrap();
+        assert_eq!(pooled(&restarted), SPARES, "spares found again and made up");
         let mut guard = restarted.lock("t").await;
-        assert_eq!(guard.document().await.unwrap().unwrap()["v"], 3);
+        assert_eq!(guard.document().await.unwrap().unwrap()["v"], 7);
     }
 
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn spares_are_made_up_when_half_are_used() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        for i in 0..=SPARES / 2 {
+            let id = format!("t{i}");
+            let mut guard = store.lock(&id).await;
+            guard.persist(&json!({ "i": i }), false).await.unwrap();
+        }
+        // The write that left fewer than half of them started a refill.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while pooled(&store) < SPARES && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(pooled(&store), SPARES);
+        assert_eq!(spares_on_disk(&store).len(), SPARES);
+        assert_eq!(documents(&store).len(), SPARES / 2 + 1);
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test]
-    async fn a_swap_file_that_is_not_ours_is_left_alone() {
+    async fn a_spare_that_is_not_ours_is_left_alone() {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
         let elsewhere = root.path().join("elsewhere.json");
         std::fs::write(&elsewhere, b"keep").unwrap();
-        std::os::unix::fs::symlink(&elsewhere, store.dir().join(".t.json.swap")).unwrap();
+        let linked = root.path().join("linked.json");
+        // Every spare the pool holds becomes a symlink or a hard link.
+        let names: Vec<String> = store.spares.lock().unwrap().clone();
+        for (i, name) in names.iter().enumerate() {
+            let path = store.dir().join(name);
+            std::fs::remove_file(&path).unwrap();
+            if i % 2 == 0 {
+                std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+            } else {
+                std::fs::write(&path, b"keep").unwrap();
+                let _ = std::fs::remove_file(&linked);
+                std::fs::hard_link(&path, &linked).unwrap();
+            }
+        }
         let mut guard = store.lock("t").await;
         for v in 1..=3 {
-            guard.persist(&json!({ "v": v })).await.unwrap();
+            guard.persist(&json!({ "v": v }), false).await.unwrap();
         }
         assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&linked).unwrap(), b"keep");
         let stored = std::fs::read(store.dir().join("t.json")).unwrap();
         assert_eq!(stored, b"{\"v\":3}");
+    }
+
+    #[tokio::test]
+    async fn admissions_get_a_write_slot_first() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let mut held = Vec::new();
+        for _ in 0..WRITERS {
+            held.push(store.write_slot(false).await.unwrap());
+        }
+        let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
+        let mut waiters = Vec::new();
+        for (name, admission) in [("other-1", false), ("other-2", false), ("admission", true)] {
+            let (store, order_tx) = (Arc::clone(&store), order_tx.clone());
+            waiters.push(tokio::spawn(async move {
+                let slot = store.write_slot(admission).await;
+                order_tx.send(name).unwrap();
+                slot
+            }));
+            tokio::task::yield_now().await;
+        }
+        assert!(order.try_recv().is_err(), "all {WRITERS} slots are taken");
+        let mut served = Vec::new();
+        for _ in 0..3 {
+            drop(held.pop());
+            served.push(order.recv().await.unwrap());
+        }
+        assert_eq!(served, ["admission", "other-1", "other-2"]);
+        // A waiter that went away does not keep the slot it was handed.
+        let gone = tokio::spawn({
+            let store = Arc::clone(&store);
+            async move { store.write_slot(false).await }
+        });
+        tokio::task::yield_now().await;
+        gone.abort();
+        drop(held.pop());
+        assert!(gone.await.unwrap_err().is_cancelled());
+        let mut slots = Vec::new();
+        for waiter in waiters {
+            slots.push(waiter.await.unwrap());
+        }
+        drop(slots);
+        drop(held);
+        let line = store.writers.lock().unwrap();
+        assert_eq!(line.free, WRITERS, "every slot came back");
+        assert!(line.admissions.is_empty() && line.others.is_empty());
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_writes_are_each_covered_by_a_directory_fsync() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let writers: Vec<_> = (0..64)
+            .map(|i| {
+                let store = Arc::clone(&store);
+                tokio::spawn(async move {
+                    let id = format!("t{}", i % 16);
+                    store
+                        .lock(&id)
+                        .await
+                        .persist(&json!({ "i": i }), i % 3 == 0)
+                        .await
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.await.unwrap().unwrap();
+        }
+        let (renamed, synced) = {
+            let syncs = store.dir_syncs.lock().unwrap();
+            (syncs.renamed, syncs.synced)
+        };
+        assert_eq!(renamed, 64);
+        assert_eq!(synced, 64, "every rename is covered by a finished fsync");
+        let fresh = StateStore::open(root.path()).unwrap();
+        for t in 0..16 {
+            let mut guard = fresh.lock(&format!("t{t}")).await;
+            let i = guard.document().await.unwrap().unwrap()["i"]
+                .as_u64()
+                .unwrap();
+            assert_eq!(i % 16, t, "the thread's own document");
+        }
+    }
+
+    #[test]
+    fn absence_is_known_from_the_caches() {
+        let root = tempfile::tempdir().unwrap();
+        let missing = root.path().join("missing.json");
+        assert!(std::fs::symlink_metadata(&missing).is_err());
+        assert!(known_absent(&missing), "a cached negative lookup");
+        let present = root.path().join("present.json");
+        std::fs::write(&present, b"{}").unwrap();
+        assert!(!known_absent(&present));
+        let link = root.path().join("link.json");
+        std::os::unix::fs::symlink(&missing, &link).unwrap();
+        assert!(!known_absent(&link), "a dangling symlink is not an absence");
     }
 
     #[tokio::test]
@@ -545,7 +969,10 @@ mod tests {
         let mut guard = store.lock("s").await;
         assert_eq!(guard.document().await.unwrap_err(), StoreError::Symlink);
         // Writing replaces the link, never the file it points to.
-        guard.persist(&json!({"threadId": "s"})).await.unwrap();
+        guard
+            .persist(&json!({"threadId": "s"}), false)
+            .await
+            .unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"{\"threadId\":\"s\"}");
         assert!(!std::fs::symlink_metadata(store.dir().join("s.json"))
             .unwrap()
@@ -597,7 +1024,7 @@ mod tests {
             store
                 .lock(&id)
                 .await
-                .persist(&json!({"threadId": id}))
+                .persist(&json!({"threadId": id}), false)
                 .await
                 .unwrap();
         }
@@ -619,7 +1046,7 @@ mod tests {
         store
             .lock("a")
             .await
-            .persist(&json!({"n": 1}))
+            .persist(&json!({"n": 1}), false)
             .await
             .unwrap();
         let held = store.lock("b").await;
