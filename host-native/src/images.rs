@@ -59,6 +59,14 @@ pub fn normalise(raw: &[u8]) -> Result<NormalisedImage, ProtocolError> {
     shrink(&image, format).ok_or_else(invalid)
 }
 
+/// Whether a part has an image media type ([`normalise_parts`] decodes and
+/// checks those).
+pub fn is_image(part: &Part) -> bool {
+    part.media_type
+        .as_deref()
+        .is_some_and(|m| m.starts_with("image/"))
+}
+
 /// Replaces every image part (`data: {filename, bytes}` with an image media
 /// type) by its normalised form; other parts are left alone.
 ///
@@ -66,11 +74,7 @@ pub fn normalise(raw: &[u8]) -> Result<NormalisedImage, ProtocolError> {
 /// The first image that does not decode.
 pub fn normalise_parts(parts: &mut [Part]) -> Result<(), ProtocolError> {
     for part in parts.iter_mut() {
-        let is_image = part
-            .media_type
-            .as_deref()
-            .is_some_and(|m| m.starts_with("image/"));
-        let Some(data) = part.data.as_ref().filter(|_| is_image) else {
+        let Some(data) = part.data.as_ref().filter(|_| is_image(part)) else {
             continue;
         };
         let invalid = || ProtocolError::new(ErrorCode::InvalidInput, MessageKey::InvalidImage);

@@ -169,7 +169,13 @@ where
         WorkspaceVerdict::Resolved(cwd) => cwd,
         WorkspaceVerdict::Rejected(error) => return error_response(&error, language),
     };
-    if let Some(message) = validated.user_message.take() {
+    let images = validated
+        .user_message
+        .as_ref()
+        .is_some_and(|m| m.parts.iter().any(crate::images::is_image));
+    // Decoding and re-encoding images is slow: not on the event loop. A
+    // message without images has nothing to normalise.
+    if let Some(message) = validated.user_message.take_if(|_| images) {
         let normalised = tokio::task::spawn_blocking(move || {
             let mut message = message;
             crate::images::normalise_parts(&mut message.parts).map(|()| message)
