@@ -72,6 +72,7 @@ async fn run(options: Options) -> Result<bool, String> {
                 heartbeat_secs: options.heartbeat_secs,
                 slow_delay: Duration::from_secs(3600),
                 runtime_only: options.protocol == Protocol::A2a,
+                keep_state: options.keep_state,
             })
             .await?,
         )
@@ -156,7 +157,7 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
                     if i >= runs {
                         return results;
                     }
-                    results.push(target.run(i).await);
+                    results.push((i, target.run(i).await));
                 }
             })
         })
@@ -164,7 +165,9 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
     let mut report = RunReport::default();
     for worker in workers {
         match worker.await {
-            Ok(results) => results.into_iter().for_each(|r| report.add(r)),
+            Ok(results) => results
+                .into_iter()
+                .for_each(|(i, r)| report.add(r, i >= options.concurrency)),
             Err(e) => report.add_failure(Ending::Transport(format!("worker: {e}"))),
         }
     }

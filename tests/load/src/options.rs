@@ -31,6 +31,7 @@ pub(crate) struct Options {
     pub(crate) heartbeat_secs: f64,
     pub(crate) threads: usize,
     pub(crate) skip_ticks: u64,
+    pub(crate) keep_state: bool,
 }
 
 pub(crate) const USAGE: &str = "\
@@ -49,6 +50,8 @@ target:
   --server-bin PATH    iac-agui binary for --spawn [default: next to this one]
   --a2a                speak A2A straight to the runtime (the baseline);
                        with --spawn, only the runtime is started
+  --keep-state         leave --spawn's state directory in place (under
+                       $TMPDIR); by default it is deleted at the end
 load:
   --scenario S         scripted-runtime scenario [run: deltas:1000,
                        idle: slow:3600000]
@@ -83,6 +86,7 @@ impl Options {
             heartbeat_secs: 1.0,
             threads: 1,
             skip_ticks: 0,
+            keep_state: false,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -93,6 +97,7 @@ impl Options {
                 "idle" => o.mode = Mode::Idle,
                 "--spawn" => o.spawn = true,
                 "--a2a" => o.protocol = Protocol::A2a,
+                "--keep-state" => o.keep_state = true,
                 "--url" => o.url = Some(value()?),
                 "--server-bin" => o.server_bin = Some(PathBuf::from(value()?)),
                 "--cwd" => o.cwd = value()?,

@@ -20,6 +20,9 @@ pub(crate) struct RunReport {
     failures: BTreeMap<String, usize>,
     events: u64,
     first_event: Samples,
+    /// First events of the runs after the first `concurrency`, which all
+    /// start at the same moment.
+    first_event_after_wave: Samples,
     gaps: Samples,
     latencies: Samples,
 }
@@ -37,10 +40,15 @@ pub(crate) struct IdleReport {
 }
 
 impl RunReport {
-    pub(crate) fn add(&mut self, result: RunResult) {
+    /// Adds one run's figures; `after_wave`: it did not start with the
+    /// first `concurrency` runs.
+    pub(crate) fn add(&mut self, result: RunResult, after_wave: bool) {
         self.events += result.events;
         if let Some(first) = result.first_event {
             self.first_event.push(first);
+            if after_wave {
+                self.first_event_after_wave.push(first);
+            }
         }
         self.gaps.extend(result.gaps);
         self.latencies.extend(result.latencies);
@@ -77,6 +85,10 @@ impl RunReport {
             row("events/s", &format!("{:.0}", self.events as f64 / secs)),
         ];
         rows.extend(percentiles("time to first event", &mut self.first_event));
+        if options.concurrency > 1 && self.first_event_after_wave.len() > 0 {
+            let label = format!("time to first event, runs {}+", options.concurrency + 1);
+            rows.extend(percentiles(&label, &mut self.first_event_after_wave));
+        }
         rows.extend(percentiles("event inter-arrival", &mut self.gaps));
         if self.latencies.len() > 0 {
             // Only `ticks` deltas carry their send time.

@@ -19,6 +19,7 @@ pub(crate) struct Spawned {
     pub(crate) server_pid: u32,
     pub(crate) workspace: PathBuf,
     state_dir: PathBuf,
+    keep_state: bool,
     server: Option<Child>,
     runtime: iac_agui_scripted_runtime::RuntimeHandle,
 }
@@ -33,6 +34,8 @@ pub(crate) struct SpawnOptions {
     pub(crate) slow_delay: Duration,
     /// Only start the runtime (for `--a2a` baselines).
     pub(crate) runtime_only: bool,
+    /// Leave the state directory in place when stopping.
+    pub(crate) keep_state: bool,
 }
 
 /// The `iac-agui` binary next to this one (`target/<profile>/`).
@@ -66,6 +69,7 @@ pub(crate) async fn start(options: &SpawnOptions) -> Result<Spawned, String> {
         server_pid: 0,
         workspace: workspace.clone(),
         state_dir: state_dir.clone(),
+        keep_state: options.keep_state,
         server: None,
         runtime,
     };
@@ -115,13 +119,16 @@ pub(crate) async fn start(options: &SpawnOptions) -> Result<Spawned, String> {
 }
 
 impl Spawned {
-    /// Kills the server, stops the runtime and removes the state directory.
+    /// Kills the server, stops the runtime and removes the state directory
+    /// (unless it is to be kept).
     pub(crate) async fn stop(mut self) {
         if let Some(server) = self.server.as_mut() {
             let _ = server.kill().await;
         }
         self.runtime.shutdown().await;
-        let _ = std::fs::remove_dir_all(&self.state_dir);
+        if !self.keep_state {
+            let _ = std::fs::remove_dir_all(&self.state_dir);
+        }
     }
 }
 
