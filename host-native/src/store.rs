@@ -291,7 +291,7 @@ impl ThreadGuard {
     /// next request tries again.
     pub async fn document(&mut self) -> Result<Option<&Value>, StoreError> {
         if self.slot.document.is_none() {
-            let loaded = if known_absent(&self.path) {
+            let loaded = if absent(&self.path) {
                 None
             } else {
                 let path = self.path.clone();
@@ -313,7 +313,7 @@ impl ThreadGuard {
     /// # Errors
     /// The write failed; the old document stays in place on disk.
     pub async fn persist(&mut self, document: &Value, admission: bool) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec(document).map_err(|_| StoreError::Corrupt)?;
+        let bytes = padded(serde_json::to_vec(document).map_err(|_| StoreError::Corrupt)?);
         let path = self.path.clone();
         #[cfg(test)]
         let fail = self
@@ -378,14 +378,17 @@ impl StateStore {
             _ => return None,
         };
         let stem = path.file_name()?;
-        let (name, file) = self.take_spare()?;
-        // Written over the old content, then cut to length: a document
-        // that fits the blocks the spare already has needs no block freed or
-        // allocated, so the fsync writes the data and the inode, not the
-        // file system's bitmaps too.
+        let (name, file, len) = self.take_spare()?;
+        // Written over the old content: a document as long as the spare
+        // (both padded to whole blocks) needs no block allocated or freed
+        // and leaves the inode as it was, so fdatasync writes the data
+        // alone, not the inode or the file system's bitmaps too.
         let written = file
             .write_all_at(bytes, 0)
-            .and_then(|()| file.set_len(bytes.len() as u64))
+            .and_then(|()| match len == bytes.len() as u64 {
+                true => Ok(()),
+                false => file.set_len(bytes.len() as u64),
+            })
             .and_then(|()| file.sync_data());
         drop(file);
         let directory = match written_then_dir(written, &self.dir, fail_before_rename) {
@@ -456,26 +459,29 @@ impl StateStore {
     }
 
     /// A spare from the pool (one that is no longer a plain file of ours is
-    /// dropped from it), or a new one when the pool is empty.
+    /// dropped from it), or a new one when the pool is empty; with its
+    /// length.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn take_spare(&self) -> Option<(String, File)> {
+    fn take_spare(&self) -> Option<(String, File, u64)> {
         use std::os::unix::fs::MetadataExt as _;
+        let ours = |meta: &std::fs::Metadata| {
+            meta.is_file() && meta.nlink() == 1 && meta.mode() & 0o777 == 0o600
+        };
         loop {
-            let name = self.spares.lock().unwrap_or_else(|e| e.into_inner()).pop();
-            let Some(name) = name else {
-                return make_spare(&self.dir);
-            };
+            let pooled = self.spares.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let made = pooled.is_none();
+            let name = pooled.or_else(|| make_spare(&self.dir))?;
             let file = OpenOptions::new()
                 .write(true)
                 .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                 .open(self.dir.join(&name));
-            let ours = |meta: std::fs::Metadata| {
-                meta.is_file() && meta.nlink() == 1 && meta.mode() & 0o777 == 0o600
-            };
             if let Ok(file) = file {
-                if file.metadata().is_ok_and(ours) {
-                    return Some((name, file));
+                if let Some(meta) = file.metadata().ok().filter(ours) {
+                    return Some((name, file, meta.len()));
                 }
+            }
+            if made {
+                return None;
             }
         }
     }
@@ -500,7 +506,7 @@ impl StateStore {
     fn make_spares(&self) {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         while self.spares.lock().unwrap_or_else(|e| e.into_inner()).len() < SPARES {
-            let Some((name, _)) = make_spare(&self.dir) else {
+            let Some(name) = make_spare(&self.dir) else {
                 break;
             };
             self.give_back(name);
@@ -514,23 +520,14 @@ fn io(err: std::io::Error) -> StoreError {
     StoreError::Io(err.kind())
 }
 
-/// Whether the file system's caches already say that no file is at `path`
-/// (`openat2` with `RESOLVE_CACHED`), so that a new thread's admission
-/// needs no trip to a blocking thread. `false` when they do not know.
-fn known_absent(path: &Path) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag, AT_FDCWD};
-        let how = OpenHow::new()
-            .flags(OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
-            .resolve(ResolveFlag::from_bits_retain(libc::RESOLVE_CACHED));
-        matches!(openat2(AT_FDCWD, path, how), Err(nix::errno::Errno::ENOENT))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = path;
-        false
-    }
+/// Whether no file (nor symlink) is at `path`: one lookup, made on the
+/// event loop so that a new thread's admission needs no trip to a blocking
+/// thread. The state directory is written all the time, so its blocks are
+/// in the page cache and the lookup does not wait for the disk (the
+/// workspace check makes a few such lookups per request too). Reading a
+/// file that is there is left to a blocking thread.
+fn absent(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 fn read_document(path: &Path) -> Result<Option<Value>, StoreError> {
@@ -613,44 +610,65 @@ fn written_then_dir(
     File::open(dir).map_err(io)
 }
 
-/// A new empty spare file (0600) under a fresh `.spare-<hex>` name. Its
-/// inode comes from `O_TMPFILE` and is linked in after, so that the
-/// allocation, slow on ext4, does not hold the directory's lock that every
-/// write's rename takes; without `O_TMPFILE` or `/proc` it is created by
-/// name.
+/// A new spare file (0600, one padded block of blanks, its data on disk)
+/// under a fresh `.spare-<hex>` name. Its inode comes from `O_TMPFILE` and
+/// is linked in after, so that the allocation, slow on ext4, does not hold
+/// the directory's lock that every write's rename takes; without
+/// `O_TMPFILE` or `/proc` it is created by name.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn make_spare(dir: &Path) -> Option<(String, File)> {
+fn make_spare(dir: &Path) -> Option<String> {
     use nix::fcntl::{AtFlags, AT_FDCWD};
     use std::os::fd::AsRawFd as _;
 
     let name = format!("{SPARE_PREFIX}{}", nonce_hex().ok()?);
     let path = dir.join(&name);
+    let blank = padded(Vec::new());
     let unnamed = OpenOptions::new()
         .write(true)
         .mode(0o600)
         .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
         .open(dir);
-    if let Ok(file) = unnamed {
+    if let Ok(mut file) = unnamed {
         let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        let linked = nix::unistd::linkat(
-            AT_FDCWD,
-            proc_path.as_str(),
-            AT_FDCWD,
-            path.as_path(),
-            AtFlags::AT_SYMLINK_FOLLOW,
-        );
-        if linked.is_ok() {
-            return Some((name, file));
+        let filled = file.write_all(&blank).and_then(|()| file.sync_data());
+        let linked = filled.is_ok()
+            && nix::unistd::linkat(
+                AT_FDCWD,
+                proc_path.as_str(),
+                AT_FDCWD,
+                path.as_path(),
+                AtFlags::AT_SYMLINK_FOLLOW,
+            )
+            .is_ok();
+        if linked {
+            return Some(name);
         }
     }
-    let file = OpenOptions::new()
+    let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .ok()?;
-    Some((name, file))
+    // Unfilled, it is still a spare: its first write allocates the block.
+    let _ = file.write_all(&blank).and_then(|()| file.sync_data());
+    Some(name)
+}
+
+/// Documents are padded with blanks to whole blocks of this size (JSON
+/// allows trailing whitespace; a file takes a whole block anyway). Then a
+/// rewrite is almost always as long as the file it overwrites, which
+/// leaves the inode alone: `fdatasync` writes the data block and flushes,
+/// with no inode write to wait for (BENCHMARKS.md).
+const PAD_TO: usize = 4096;
+
+/// `bytes`, then blanks and a newline up to a multiple of [`PAD_TO`].
+fn padded(mut bytes: Vec<u8>) -> Vec<u8> {
+    let len = (bytes.len() + 1).next_multiple_of(PAD_TO);
+    bytes.resize(len - 1, b' ');
+    bytes.push(b'\n');
+    bytes
 }
 
 #[cfg(test)]
@@ -709,6 +727,14 @@ mod tests {
             })
             .filter(|(name, _)| name.starts_with(SPARE_PREFIX))
             .collect()
+    }
+
+    /// A file's document, without the padding.
+    fn stored(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(text.len() % PAD_TO, 0, "padded to whole blocks");
+        assert!(text.ends_with('\n'));
+        text.trim_end().to_owned()
     }
 
     fn pooled(store: &StateStore) -> usize {
@@ -790,20 +816,19 @@ mod tests {
             assert_ne!(ino(&file), old);
             let holder = after.iter().find(|(_, &i)| i == old).unwrap().0;
             let previous = format!("{{\"v\":{}}}", v - 1);
-            assert_eq!(
-                std::fs::read(store.dir().join(holder)).unwrap(),
-                previous.as_bytes()
-            );
+            assert_eq!(stored(&store.dir().join(holder)), previous);
             assert_eq!(mode(&store.dir().join(holder)), 0o600);
         }
-        assert_eq!(std::fs::read(&file).unwrap(), b"{\"v\":4}");
+        assert_eq!(stored(&file), r#"{"v":4}"#);
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), PAD_TO as u64);
         assert_eq!(mode(&file), 0o600);
         // A longer document, then a shorter one, over the same inodes.
         let long = json!({ "v": "x".repeat(5000) });
         guard.persist(&long, false).await.unwrap();
         guard.persist(&json!({"v": 6}), false).await.unwrap();
         guard.persist(&json!({"v": 7}), false).await.unwrap();
-        assert_eq!(std::fs::read(&file).unwrap(), b"{\"v\":7}");
+        assert_eq!(stored(&file), r#"{"v":7}"#);
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), PAD_TO as u64);
         drop(guard);
         let restarted = StateStore::open(root.path()).unwrap();
         assert_eq!(pooled(&restarted), SPARES, "spares found again and made up");
@@ -858,8 +883,7 @@ mod tests {
         }
         assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
         assert_eq!(std::fs::read(&linked).unwrap(), b"keep");
-        let stored = std::fs::read(store.dir().join("t.json")).unwrap();
-        assert_eq!(stored, b"{\"v\":3}");
+        assert_eq!(stored(&store.dir().join("t.json")), r#"{"v":3}"#);
     }
 
     #[tokio::test]
@@ -946,17 +970,36 @@ mod tests {
     }
 
     #[test]
-    fn absence_is_known_from_the_caches() {
+    fn documents_are_padded_to_whole_blocks() {
+        for (len, padded_len) in [
+            (0, PAD_TO),
+            (600, PAD_TO),
+            (PAD_TO - 1, PAD_TO),
+            (PAD_TO, 2 * PAD_TO),
+        ] {
+            let bytes = padded(vec![b'x'; len]);
+            assert_eq!(bytes.len(), padded_len, "{len}");
+            assert!(bytes[..len].iter().all(|&b| b == b'x'));
+            assert!(bytes[len..padded_len - 1].iter().all(|&b| b == b' '));
+            assert_eq!(bytes.last(), Some(&b'\n'));
+        }
+        let root = tempfile::tempdir().unwrap();
+        let path = root.path().join("t.json");
+        std::fs::write(&path, padded(br#"{"v":1}"#.to_vec())).unwrap();
+        assert_eq!(read_document(&path).unwrap().unwrap()["v"], 1);
+    }
+
+    #[test]
+    fn absence_is_one_lookup() {
         let root = tempfile::tempdir().unwrap();
         let missing = root.path().join("missing.json");
-        assert!(std::fs::symlink_metadata(&missing).is_err());
-        assert!(known_absent(&missing), "a cached negative lookup");
+        assert!(absent(&missing));
         let present = root.path().join("present.json");
         std::fs::write(&present, b"{}").unwrap();
-        assert!(!known_absent(&present));
+        assert!(!absent(&present));
         let link = root.path().join("link.json");
         std::os::unix::fs::symlink(&missing, &link).unwrap();
-        assert!(!known_absent(&link), "a dangling symlink is not an absence");
+        assert!(!absent(&link), "a dangling symlink is not an absence");
     }
 
     #[tokio::test]
