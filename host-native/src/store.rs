@@ -34,8 +34,12 @@ pub const MAX_DOCUMENT_BYTES: u64 = 4 * 1024 * 1024;
 /// entry takes the state directory's lock: a hundred concurrent writers
 /// mean a hundred threads switching in and out and spinning on that lock
 /// (BENCHMARKS.md), while this many still keep the disk's queue full.
-/// Admission writes wait ahead of the others (see [`WaitLine`]).
 const WRITERS: usize = 8;
+
+/// While fewer other writes than this wait, a waiting admission write gets
+/// the next slot set free; from there on, the other writes do (see
+/// [`WaitLine`]).
+const BACKLOG: usize = 32 * WRITERS;
 
 /// Spare files kept in the state directory (`.spare-<hex>`), so that no
 /// write waits for the file system to allocate an inode: a write fills a
@@ -97,7 +101,15 @@ pub struct ThreadGuard {
     store: Arc<StateStore>,
 }
 
-/// Who waits for one of the [`WRITERS`] write slots.
+/// Who waits for one of the [`WRITERS`] write slots. Admission writes (a
+/// client waits on them for its first byte) and the others queue apart. A
+/// slot set free goes to the first admission, so that it does not wait
+/// behind every write of the runs already going, unless [`BACKLOG`] other
+/// writes wait: their runs hold frames and documents in memory while they
+/// do. Without that bound, 3,000 streams opened 200 at a time starved the
+/// runs' own writes and left the heap 60 % larger (BENCHMARKS.md); with
+/// it, a server that cannot keep up finishes the runs it has before it
+/// admits more.
 #[derive(Debug, Default)]
 struct WaitLine {
     free: usize,
@@ -181,8 +193,8 @@ impl StateStore {
         Ok(Arc::new(store))
     }
 
-    /// Waits for a write slot: a free one, else the first handed on, where
-    /// admissions go before other writes.
+    /// Waits for a write slot: a free one, else one handed on (see
+    /// [`WaitLine`]).
     async fn write_slot(self: &Arc<Self>, admission: bool) -> Option<WriteSlot> {
         let waiting = {
             let mut line = self.writers.lock().unwrap_or_else(|e| e.into_inner());
@@ -208,12 +220,14 @@ impl StateStore {
     fn release_slot(self: &Arc<Self>) {
         loop {
             let next = {
-                let mut line = self.writers.lock().unwrap_or_else(|e| e.into_inner());
-                match line
-                    .admissions
-                    .pop_front()
-                    .or_else(|| line.others.pop_front())
-                {
+                let mut guard = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+                let line = &mut *guard;
+                let (first, second) = match line.others.len() < BACKLOG {
+                    true => (&mut line.admissions, &mut line.others),
+                    false => (&mut line.others, &mut line.admissions),
+                };
+                let next = first.pop_front().or_else(|| second.pop_front());
+                match next {
                     Some(next) => next,
                     None => {
                         line.free += 1;
@@ -307,8 +321,8 @@ impl ThreadGuard {
     /// Replaces the document on disk. The store keeps no copy of what it
     /// wrote (the machine holds the live document): the next
     /// [`ThreadGuard::document`] reads the file again. An `admission` write
-    /// (a client waits on it for its first byte) goes ahead of the other
-    /// writes waiting for a slot.
+    /// (a client waits on it for its first byte) waits for a slot in a
+    /// queue of its own (see [`WaitLine`]).
     ///
     /// # Errors
     /// The write failed; the old document stays in place on disk.
@@ -896,7 +910,14 @@ mod tests {
         }
         let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
         let mut waiters = Vec::new();
-        for (name, admission) in [("other-1", false), ("other-2", false), ("admission", true)] {
+        let queued = [
+            ("other-1", false),
+            ("other-2", false),
+            ("other-3", false),
+            ("admission-1", true),
+            ("admission-2", true),
+        ];
+        for (name, admission) in queued {
             let (store, order_tx) = (Arc::clone(&store), order_tx.clone());
             waiters.push(tokio::spawn(async move {
                 let slot = store.write_slot(admission).await;
@@ -907,11 +928,19 @@ mod tests {
         }
         assert!(order.try_recv().is_err(), "all {WRITERS} slots are taken");
         let mut served = Vec::new();
-        for _ in 0..3 {
+        for _ in 0..queued.len() {
             drop(held.pop());
             served.push(order.recv().await.unwrap());
         }
-        assert_eq!(served, ["admission", "other-1", "other-2"]);
+        // Admissions first; each queue in its order.
+        let expected = [
+            "admission-1",
+            "admission-2",
+            "other-1",
+            "other-2",
+            "other-3",
+        ];
+        assert_eq!(served, expected);
         // A waiter that went away does not keep the slot it was handed.
         let gone = tokio::spawn({
             let store = Arc::clone(&store);
@@ -930,6 +959,40 @@ mod tests {
         let line = store.writers.lock().unwrap();
         assert_eq!(line.free, WRITERS, "every slot came back");
         assert!(line.admissions.is_empty() && line.others.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_long_backlog_of_run_writes_goes_before_admissions() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let mut held = Vec::new();
+        for _ in 0..WRITERS {
+            held.push(store.write_slot(false).await.unwrap());
+        }
+        let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
+        let mut waiters = Vec::new();
+        for i in 0..=BACKLOG {
+            let admission = i == BACKLOG / 2;
+            let (store, order_tx) = (Arc::clone(&store), order_tx.clone());
+            waiters.push(tokio::spawn(async move {
+                let slot = store.write_slot(admission).await;
+                order_tx.send(admission).unwrap();
+                drop(slot);
+            }));
+            tokio::task::yield_now().await;
+        }
+        // BACKLOG other writes wait: the first slot set free goes to one of
+        // them; then fewer wait, and the admission is next.
+        let mut served = Vec::new();
+        for _ in 0..3 {
+            drop(held.pop());
+            served.push(order.recv().await.unwrap());
+        }
+        assert_eq!(served, [false, true, false]);
+        drop(held);
+        for waiter in waiters {
+            waiter.await.unwrap();
+        }
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
