@@ -4,13 +4,15 @@
 //! The store keeps documents as JSON values; the core owns their schema and
 //! validates them. A thread is reached through [`StateStore::lock`], which
 //! serialises requests on that thread (and only on that thread) and loads its
-//! file the first time it is needed. The first write of a thread goes to a
-//! temp file in the same directory (created exclusively, 0600, never through
-//! a symlink), is fsynced, renamed over the old file, and the directory is
-//! fsynced; later ones go to the thread's `.<file>.swap`, are fsynced, and
-//! trade places with the file (`renameat2(RENAME_EXCHANGE)`, Linux), then the
-//! directory is fsynced. Either way a crash at any point leaves the old or the
-//! new document, never a mix.
+//! file the first time it is needed. A write fills one of the directory's
+//! spare files (0600, never through a symlink), syncs it, and renames it
+//! into place: a thread's first write takes the file's name
+//! (`renameat2(RENAME_NOREPLACE)`, Linux), a later one trades places with
+//! the old document (`RENAME_EXCHANGE`), which becomes a spare. Then the
+//! directory is fsynced. Where that does not apply, a temp file in the same
+//! directory is written, fsynced, renamed over the file, and the directory
+//! fsynced. Either way a crash at any point leaves the old or the new
+//! document, never a mix. Documents are padded with blanks to whole blocks.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
