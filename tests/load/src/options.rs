@@ -172,11 +172,14 @@ mod tests {
             "0.5",
             "--skip-ticks",
             "100",
+            "--keep-state",
         ])
         .unwrap()
         .unwrap();
         assert_eq!((o.runs, o.concurrency, o.protocol), (7, 3, Protocol::A2a));
         assert_eq!(o.skip_ticks, 100);
+        assert!(o.keep_state);
+        assert!(!parse(&["--spawn"]).unwrap().unwrap().keep_state);
         assert!((o.hold_secs - 0.5).abs() < f64::EPSILON);
         assert!(parse(&["--help"]).unwrap().is_none());
         assert!(parse(&[]).unwrap_err().contains("--url"));
