@@ -902,14 +902,20 @@ mod tests {
         assert_eq!(stored(&store.dir().join("t.json")), r#"{"v":3}"#);
     }
 
-    #[tokio::test]
-    async fn admissions_get_a_write_slot_first() {
+    /// A store, and all its write slots, held.
+    async fn slots_all_taken() -> (tempfile::TempDir, Arc<StateStore>, Vec<WriteSlot>) {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
         let mut held = Vec::new();
         for _ in 0..WRITERS {
             held.push(store.write_slot(false).await.unwrap());
         }
+        (root, store, held)
+    }
+
+    #[tokio::test]
+    async fn admissions_get_a_write_slot_first() {
+        let (_root, store, mut held) = slots_all_taken().await;
         let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
         let mut waiters = Vec::new();
         let queued = [
@@ -965,12 +971,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_long_backlog_of_run_writes_goes_before_admissions() {
-        let root = tempfile::tempdir().unwrap();
-        let store = StateStore::open(root.path()).unwrap();
-        let mut held = Vec::new();
-        for _ in 0..WRITERS {
-            held.push(store.write_slot(false).await.unwrap());
-        }
+        let (_root, store, mut held) = slots_all_taken().await;
         let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
         let mut waiters = Vec::new();
         for i in 0..=BACKLOG {
