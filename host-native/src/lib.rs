@@ -24,3 +24,9 @@ pub mod sse_writer;
 pub mod store;
 mod stream_conn;
 pub mod workspace;
+
+/// Locks `mutex`, also after a panic elsewhere poisoned it: what it guards
+/// stays consistent across every critical section here.
+pub(crate) fn locked<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -264,7 +264,7 @@ async fn next_request(
     };
     let response = crate::router::handle(Arc::clone(&conn.app), request.map(|()| body)).await;
     let body_read = {
-        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = crate::locked(&state);
         *buffered = std::mem::take(&mut state.buffered);
         state.decoder.is_done() && !state.failed
     };
@@ -486,7 +486,7 @@ impl Body for ConnBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = self.get_mut();
-        let mut state = this.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = crate::locked(&this.state);
         let state = &mut *state;
         loop {
             if state.failed {
@@ -540,12 +540,12 @@ impl Body for ConnBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = crate::locked(&self.state);
         state.decoder.is_done()
     }
 
     fn size_hint(&self) -> SizeHint {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = crate::locked(&self.state);
         match state.decoder {
             BodyDecoder::Length(left) => SizeHint::with_exact(left),
             BodyDecoder::Done => SizeHint::with_exact(0),

@@ -87,15 +87,11 @@ struct Queue {
     body_gone: bool,
 }
 
-fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
-    queue.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl RunSender {
     /// Queues a record for the body; `false` when the body is gone.
     pub fn send(&self, record: Record) -> bool {
         let waker = {
-            let mut queue = lock(&self.queue);
+            let mut queue = crate::locked(&self.queue);
             if queue.body_gone {
                 return false;
             }
@@ -112,7 +108,7 @@ impl RunSender {
 impl Drop for RunSender {
     fn drop(&mut self) {
         let waker = {
-            let mut queue = lock(&self.queue);
+            let mut queue = crate::locked(&self.queue);
             queue.sender_gone = true;
             queue.waker.take()
         };
@@ -176,7 +172,7 @@ impl Body for RunBody {
         this.written.clear();
         let mut records = Vec::new();
         {
-            let mut queue = lock(&this.queue);
+            let mut queue = crate::locked(&this.queue);
             let mut count = 0;
             while !this.ended && count < WRITE_BATCH {
                 match queue.records.pop_front() {
@@ -236,7 +232,7 @@ impl Body for RunBody {
 impl Drop for RunBody {
     fn drop(&mut self) {
         {
-            let mut queue = lock(&self.queue);
+            let mut queue = crate::locked(&self.queue);
             queue.body_gone = true;
             // Their credits go back to the relay.
             queue.records.clear();

@@ -199,7 +199,7 @@ impl StateStore {
     /// [`WaitLine`]).
     async fn write_slot(self: &Arc<Self>, admission: bool) -> Option<WriteSlot> {
         let waiting = {
-            let mut line = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut line = crate::locked(&self.writers);
             if line.free > 0 {
                 line.free -= 1;
                 None
@@ -222,7 +222,7 @@ impl StateStore {
     fn release_slot(self: &Arc<Self>) {
         loop {
             let next = {
-                let mut guard = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+                let mut guard = crate::locked(&self.writers);
                 let line = &mut *guard;
                 let (first, second) = match line.others.len() < BACKLOG {
                     true => (&mut line.admissions, &mut line.others),
@@ -256,7 +256,7 @@ impl StateStore {
     /// are not blocked.
     pub async fn lock(self: &Arc<Self>, thread_id: &str) -> ThreadGuard {
         let slot = {
-            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            let mut slots = crate::locked(&self.slots);
             Arc::clone(slots.entry(thread_id.to_owned()).or_default())
         };
         ThreadGuard {
@@ -269,7 +269,7 @@ impl StateStore {
     /// Drops the cached document of a thread nobody holds (it is read again
     /// on its next use).
     pub fn forget(&self, thread_id: &str) {
-        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slots = crate::locked(&self.slots);
         if slots
             .get(thread_id)
             .is_some_and(|slot| Arc::strong_count(slot) == 1 && slot.try_lock().is_ok())
@@ -280,13 +280,7 @@ impl StateStore {
 
     /// How many threads have been read from disk (tests check laziness).
     pub fn loaded_count(&self) -> usize {
-        let slots: Vec<_> = self
-            .slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let slots: Vec<_> = crate::locked(&self.slots).values().cloned().collect();
         slots
             .iter()
             .filter(|slot| {
@@ -444,8 +438,7 @@ impl StateStore {
     /// in a virtual machine costs exits and context switches (about one
     /// fsync in eight was saved under 100 concurrent runs, BENCHMARKS.md).
     fn sync_dir(&self, directory: &File) -> Result<(), StoreError> {
-        let lock = || self.dir_syncs.lock().unwrap_or_else(|e| e.into_inner());
-        let mut syncs = lock();
+        let mut syncs = crate::locked(&self.dir_syncs);
         syncs.renamed += 1;
         let mine = syncs.renamed;
         loop {
@@ -457,7 +450,7 @@ impl StateStore {
                 let covers = syncs.renamed;
                 drop(syncs);
                 let result = directory.sync_all();
-                syncs = lock();
+                syncs = crate::locked(&self.dir_syncs);
                 syncs.syncing = false;
                 if result.is_ok() {
                     syncs.synced = syncs.synced.max(covers);
@@ -484,7 +477,7 @@ impl StateStore {
             meta.is_file() && meta.nlink() == 1 && meta.mode() & 0o777 == 0o600
         };
         loop {
-            let pooled = self.spares.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let pooled = crate::locked(&self.spares).pop();
             let made = pooled.is_none();
             let name = pooled.or_else(|| make_spare(&self.dir))?;
             let file = OpenOptions::new()
@@ -503,17 +496,14 @@ impl StateStore {
     }
 
     fn give_back(&self, spare: String) {
-        self.spares
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(spare);
+        crate::locked(&self.spares).push(spare);
     }
 
     /// Claims the refill when the pool is down to half (`false`: it is not,
     /// or another refill runs).
     fn wants_spares(&self) -> bool {
         use std::sync::atomic::Ordering;
-        let low = self.spares.lock().unwrap_or_else(|e| e.into_inner()).len() < SPARES / 2;
+        let low = crate::locked(&self.spares).len() < SPARES / 2;
         low && !self.refilling.swap(true, Ordering::AcqRel)
     }
 
@@ -521,7 +511,7 @@ impl StateStore {
     /// time, off every write's path.
     fn make_spares(&self) {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        while self.spares.lock().unwrap_or_else(|e| e.into_inner()).len() < SPARES {
+        while crate::locked(&self.spares).len() < SPARES {
             let Some(name) = make_spare(&self.dir) else {
                 break;
             };
