@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::watch;
 
 use crate::a2a_client::{A2aClient, A2aTimeouts};
@@ -40,6 +41,9 @@ impl std::error::Error for StartupError {}
 /// The backend, the state directory or the listening socket could not be
 /// set up.
 pub async fn run(settings: Settings, loops: EventLoops) -> Result<(), StartupError> {
+    // Caught from the start: a signal that arrives while the server is still
+    // starting (as soon as it listens, say) stops it cleanly once it runs.
+    let signals = Signals::catch();
     let store = StateStore::open(&settings.state_dir)
         .map_err(|e| StartupError(format!("the state directory cannot be used: {e}")))?;
     let timeouts = A2aTimeouts::default();
@@ -125,7 +129,7 @@ pub async fn run(settings: Settings, loops: EventLoops) -> Result<(), StartupErr
         shutdown_rx,
         SHUTDOWN_GRACE,
     ));
-    let reason = wait_for_stop(&app, settings.idle_shutdown).await;
+    let reason = wait_for_stop(&app, settings.idle_shutdown, signals).await;
     tracing::info!(reason, "shutting down");
     let _ = shutdown_tx.send(true);
     let _ = server.await;
@@ -138,20 +142,41 @@ pub async fn run(settings: Settings, loops: EventLoops) -> Result<(), StartupErr
     Ok(())
 }
 
-/// Resolves on SIGINT, SIGTERM, or after `idle` with nothing in flight.
-async fn wait_for_stop(app: &Arc<App>, idle: Option<Duration>) -> &'static str {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let sigterm = async {
-        match term.as_mut() {
-            Some(term) => {
-                term.recv().await;
-            }
-            None => std::future::pending().await,
+/// SIGINT and SIGTERM, each caught once its handler is set (`None`: it
+/// could not be).
+struct Signals {
+    interrupt: Option<Signal>,
+    terminate: Option<Signal>,
+}
+
+impl Signals {
+    fn catch() -> Signals {
+        Signals {
+            interrupt: signal(SignalKind::interrupt()).ok(),
+            terminate: signal(SignalKind::terminate()).ok(),
         }
-    };
+    }
+}
+
+/// Waits for a signal caught by `signal` (forever when it is `None`).
+async fn received(signal: &mut Option<Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves on SIGINT, SIGTERM, or after `idle` with nothing in flight.
+async fn wait_for_stop(
+    app: &Arc<App>,
+    idle: Option<Duration>,
+    mut signals: Signals,
+) -> &'static str {
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => "SIGINT",
-        () = sigterm => "SIGTERM",
+        () = received(&mut signals.interrupt) => "SIGINT",
+        () = received(&mut signals.terminate) => "SIGTERM",
         () = idle_for(app, idle) => "idle",
     }
 }
