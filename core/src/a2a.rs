@@ -461,6 +461,20 @@ impl TaskState {
         }
     }
 
+    /// True for the states that end an AG-UI run: the task finished,
+    /// failed, or waits for input (SPEC §6).
+    pub fn ends_run(&self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed
+                | TaskState::InputRequired
+                | TaskState::Failed
+                | TaskState::Canceled
+                | TaskState::Rejected
+                | TaskState::AuthRequired
+        )
+    }
+
     /// The normalised kebab-case name.
     pub fn as_str(&self) -> &str {
         match self {

@@ -84,15 +84,17 @@ fn hold_unless_finish(seen: &Seen) -> Reply {
                 .as_str()
                 .unwrap()
                 .to_owned();
+            let task = format!(
+                "task-{}",
+                seen.params["message"]["messageId"].as_str().unwrap()
+            );
+            // As the runtime opens a turn: the task, then the session id,
+            // with which the host writes both.
+            let session = frame(json!({"statusUpdate": {"taskId": task, "contextId": ctx,
+                "status": {"state": "TASK_STATE_SUBMITTED"},
+                "metadata": {"iac_code": {"iacCodeSessionId": "session-hold"}}}}));
             Reply::Sse {
-                chunks: vec![task_frame(
-                    &format!(
-                        "task-{}",
-                        seen.params["message"]["messageId"].as_str().unwrap()
-                    ),
-                    &ctx,
-                    "TASK_STATE_SUBMITTED",
-                )],
+                chunks: vec![task_frame(&task, &ctx, "TASK_STATE_SUBMITTED"), session],
                 hold: true,
             }
         }

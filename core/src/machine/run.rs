@@ -31,6 +31,11 @@ pub(super) struct Run {
     pub(super) mapper: Mapper,
     pub(super) done: bool,
     pub(super) session_emitted: bool,
+    /// A task or session id learnt from a frame that announced nothing:
+    /// in the document, not yet written. Written before the next frame (or
+    /// the end of the run) announces anything (SPEC §4: "persist it before
+    /// emitting anything that depends on it").
+    pub(super) identity_unsaved: bool,
     /// A resume whose answers A2A accepted (all of them).
     pub(super) accepted: bool,
     /// Question answers bound to a tool: `TOOL_CALL_RESULT` once accepted.
@@ -98,6 +103,8 @@ pub(super) enum Cont {
     InterruptRecovery(Vec<RequiredInput>),
     InterruptCommit,
     EndRecovery,
+    /// The end of a run, after its unsaved ids were written.
+    Finish,
     EnsureRestored,
     PrepTask,
     PrepPipeline,
@@ -105,7 +112,9 @@ pub(super) enum Cont {
     CancelledPersist,
     SidebandSend(usize),
     SidebandCommit(usize),
-    SidebandTask { second: bool },
+    SidebandTask {
+        second: bool,
+    },
 }
 
 /// A mapped frame on its way through the checks.
@@ -178,6 +187,7 @@ impl Run {
             mapper: Mapper::new(ctx, durable),
             done: false,
             session_emitted: false,
+            identity_unsaved: false,
             accepted: false,
             resolved_tools: Vec::new(),
             recovery_after: None,
@@ -390,13 +400,37 @@ impl Run {
                 learnt = true;
             }
         }
-        if learnt {
-            self.sync(doc);
-            let id = io.persist(self.owner(), doc);
+        let unsaved = learnt || self.identity_unsaved;
+        if unsaved && self.announces_nothing(doc, &work) {
+            self.identity_unsaved = true;
+        } else if unsaved {
+            let id = self.persist(doc, io);
             self.waiting = Some((id, Cont::Identity(Box::new(work))));
             return;
         }
         self.emit_stage(doc, io, now, work);
+    }
+
+    /// True when a new turn's frame emits nothing, asks for no input, does
+    /// not end the run, and does not complete the identities the session
+    /// announcement needs: its new ids can wait for the next write. (A
+    /// task snapshot before the session id, the first frame of every turn.)
+    fn announces_nothing(&self, doc: &ThreadDocument, work: &Work) -> bool {
+        let report = &work.mapped.report;
+        let known = doc.execution.task_id.is_some() && doc.iac_code_session_id.is_some();
+        self.entries.is_none()
+            && !known
+            && work.mapped.events.is_empty()
+            && report.inputs.is_empty()
+            && !report.state.as_ref().is_some_and(TaskState::ends_run)
+    }
+
+    /// Persists the document as this run's write: it carries every id
+    /// learnt so far.
+    fn persist(&mut self, doc: &mut ThreadDocument, io: &mut Io) -> EffectId {
+        self.sync(doc);
+        self.identity_unsaved = false;
+        io.persist(self.owner(), doc)
     }
 
     /// Emits a checked frame's events, then looks at its inputs and state.
@@ -421,15 +455,7 @@ impl Run {
             return self.on_inputs(doc, io, now, mapped.report.inputs);
         }
         if let Some(state) = mapped.report.state {
-            let stop = matches!(
-                state,
-                TaskState::Completed
-                    | TaskState::InputRequired
-                    | TaskState::Failed
-                    | TaskState::Canceled
-                    | TaskState::Rejected
-                    | TaskState::AuthRequired
-            );
+            let stop = state.ends_run();
             self.terminal_state = Some(state);
             if stop {
                 self.finish(doc, io, now);
@@ -461,8 +487,7 @@ impl Run {
     pub(super) fn commit_interrupt(&mut self, doc: &mut ThreadDocument, io: &mut Io) {
         self.close_stream(io);
         self.mapper.finalize_text_snapshots();
-        self.sync(doc);
-        let id = io.persist(self.owner(), doc);
+        let id = self.persist(doc, io);
         self.waiting = Some((id, Cont::InterruptCommit));
     }
 
@@ -472,6 +497,12 @@ impl Run {
         if let Some(after) = self.recovery_after.take() {
             let id = self.pipeline_state(doc, io, after);
             self.waiting = Some((id, Cont::EndRecovery));
+            return;
+        }
+        if self.identity_unsaved {
+            // The session announcement names the task: write it first.
+            let id = self.persist(doc, io);
+            self.waiting = Some((id, Cont::Finish));
             return;
         }
         if !self.session_emitted {
@@ -571,6 +602,8 @@ impl Run {
                 self.apply_recovery(io, now, &answer);
                 self.finish(doc, io, now);
             }
+            Cont::Finish if persisted => self.finish(doc, io, now),
+            Cont::Finish => self.fail_persist(doc, io, now, MessageKey::ExecutionCommitFailed),
             other => self.resume_cont_resume(doc, io, now, other, answer),
         }
     }

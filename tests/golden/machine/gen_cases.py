@@ -131,8 +131,10 @@ def entry(interrupt_id, status="resolved", payload=None):
 # ---------------------------------------------------------------- flows
 
 def start_turn(at=T0, run_id="run-1", session=True, **kw):
-    """Admits a new turn and reads its first frames: task id then session id."""
-    steps = [run(at, run_id, **kw), ok(at + 1), frame(at + 2, {"task": task_obj()}), ok(at + 3)]
+    """Admits a new turn and reads its first frames: the task id (it
+    announces nothing, so it is written with the session id) then the
+    session id."""
+    steps = [run(at, run_id, **kw), ok(at + 1), frame(at + 2, {"task": task_obj()})]
     if session:
         steps += [frame(at + 4, status("WORKING", {"iacCodeSessionId": SESSION})), ok(at + 5)]
     return steps
@@ -222,6 +224,13 @@ case("run", "session-identity-changes", "A different iac-code session id is A2A_
 case("run", "task-persist-fails", "The task id cannot be persisted: nothing is announced, the task is cancelled, STATE_PERSISTENCE_FAILED.",
      [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}),
       frame(T0 + 3, status("WORKING", {"iacCodeSessionId": SESSION}, text="queued")), fail_persist(T0 + 4)])
+case("run", "task-written-before-session-event", "A stream that ends after the task snapshot alone: the task id is written before the session event names it, then RUN_ERROR A2A_EXECUTION_FAILED.",
+     [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}), end(T0 + 3), ok(T0 + 4)])
+case("run", "task-write-fails-at-end", "The task id learnt from a silent snapshot cannot be written at the end of the stream: no session event, STATE_PERSISTENCE_FAILED.",
+     [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}), end(T0 + 3), fail_persist(T0 + 4)])
+case("run", "task-written-before-text", "A task id from a silent snapshot is written before the next frame's text, even without a session id.",
+     [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}),
+      frame(T0 + 3, status("WORKING", text="Hi")), ok(T0 + 4), frame(T0 + 5, status("COMPLETED")), end(T0 + 6)])
 case("run", "failed-state", "A failed task ends in RUN_ERROR A2A_EXECUTION_FAILED; later frames are ignored.",
      start_turn() + [frame(T0 + 6, status("FAILED", {"iacCodeSessionId": SESSION})),
                      frame(T0 + 7, status("WORKING", {"iacCodeSessionId": SESSION}, text="late"))])
@@ -379,23 +388,23 @@ case("cancel", "during-admission", "A cancel that arrives while the admission is
 case("cancel", "unknown-execution", "Cancel of an unknown thread or execution answers 404.",
      [{"at": T0, "cancel": {"executionId": "e-1", "threadId": THREAD, "rosInvocationId": ROS}}])
 # The cancel answer waits for the persist and the CancelTask reply (SPEC §9).
-# Effect ids: the CancelTask is effect 5 after start_turn(), 6 after interrupted().
+# Effect ids: the CancelTask is effect 4 after start_turn(), 5 after interrupted().
 CANCEL = {"threadId": THREAD, "rosInvocationId": ROS}
 NOT_CANCELABLE = {"code": -32002, "message": "Task cannot be canceled"}
 case("cancel", "active-run", "Cancel of the active execution ends its stream with RUN_ERROR CANCELLED; the answer waits for the persist and the CancelTask reply, then says cancelled.",
      start_turn() + [{"at": T0 + 10, "cancel": CANCEL}, ok(T0 + 11),
-                     answer(T0 + 12, 5, response=rpc(task_obj("CANCELED")))])
+                     answer(T0 + 12, 4, response=rpc(task_obj("CANCELED")))])
 case("cancel", "interrupted", "Cancel of an interrupted execution clears its pending interrupts; the CancelTask reply may come before the persist.",
      interrupted() + [{"at": T0 + 10, "cancel": CANCEL},
-                      answer(T0 + 11, 6, response=rpc(task_obj("CANCELED"))), ok(T0 + 12)])
+                      answer(T0 + 11, 5, response=rpc(task_obj("CANCELED"))), ok(T0 + 12)])
 case("cancel", "task-cancel-fails", "A CancelTask that fails in transport still ends the execution: cancelled once it failed.",
-     start_turn() + [{"at": T0 + 10, "cancel": CANCEL}, ok(T0 + 11), answer(T0 + 12, 5, failed=True)])
+     start_turn() + [{"at": T0 + 10, "cancel": CANCEL}, ok(T0 + 11), answer(T0 + 12, 4, failed=True)])
 case("cancel", "task-not-cancelable", "A CancelTask refused with TASK_NOT_CANCELABLE still ends the execution: cancelled.",
-     interrupted() + [{"at": T0 + 10, "cancel": CANCEL}, answer(T0 + 11, 6, response=rpc(error=NOT_CANCELABLE)),
+     interrupted() + [{"at": T0 + 10, "cancel": CANCEL}, answer(T0 + 11, 5, response=rpc(error=NOT_CANCELABLE)),
                       ok(T0 + 12)])
 case("cancel", "persist-fails", "The ended execution cannot be persisted: 503 STATE_UNAVAILABLE, once the CancelTask replied.",
      start_turn() + [{"at": T0 + 10, "cancel": CANCEL}, fail_persist(T0 + 11),
-                     answer(T0 + 12, 5, response=rpc(task_obj("CANCELED")))])
+                     answer(T0 + 12, 4, response=rpc(task_obj("CANCELED")))])
 case("cancel", "terminal", "Cancel of a finished execution answers already_terminal.",
      start_turn() + [frame(T0 + 6, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION})),
                      {"at": T0 + 10, "cancel": {"threadId": THREAD, "rosInvocationId": ROS}}])
