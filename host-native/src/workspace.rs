@@ -160,8 +160,13 @@ fn normalise(path: &Path) -> PathBuf {
 }
 
 /// Resolves every existing prefix through symlinks and appends the missing
-/// tail as is (the tail has no `..` left after [`normalise`]).
+/// tail as is (the tail has no `..` left after [`normalise`]). A path that
+/// exists, the usual case, is one `realpath`; only a missing one is walked
+/// prefix by prefix.
 fn resolve_lenient(path: &Path) -> std::io::Result<PathBuf> {
+    if let Ok(resolved) = std::fs::canonicalize(path) {
+        return Ok(resolved);
+    }
     let mut current = PathBuf::new();
     for component in path.components() {
         current.push(component.as_os_str());
@@ -263,6 +268,11 @@ mod tests {
             MessageKey::WorkspaceOutsideRoots
         );
         assert!(!outside.path().join("sub").exists());
+        // The link itself exists: resolved in one go, and refused the same.
+        assert_eq!(
+            rejected(policy.resolve(&format!("{}/link", base.display()), &env)),
+            MessageKey::WorkspaceOutsideRoots
+        );
         // A symlink that stays inside the root resolves to its target.
         std::fs::create_dir(base.join("real")).unwrap();
         std::os::unix::fs::symlink(base.join("real"), base.join("alias")).unwrap();
