@@ -9,7 +9,9 @@
 //!
 //! Unary calls reuse connections through hyper-util's pool. A streamed call
 //! gets a connection of its own, read without hyper ([`stream_conn`]), so an
-//! idle stream holds no buffer; dropping an [`A2aStream`] closes it at once.
+//! idle stream holds no buffer. Dropping an [`A2aStream`] closes its
+//! connection at once, unless the response was read to its end: then the
+//! connection carries a later streamed call.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -113,6 +115,8 @@ struct Inner {
     base: String,
     token: Option<Secret>,
     http: Client<HttpConnector, Full<Bytes>>,
+    /// Finished connections of streamed calls, for the next ones.
+    streams: Arc<stream_conn::Pool>,
     timeouts: A2aTimeouts,
 }
 
@@ -126,7 +130,7 @@ impl std::fmt::Debug for A2aClient {
 }
 
 /// An open streamed call, on a connection of its own
-/// ([`stream_conn`]). Dropping it closes the connection.
+/// ([`stream_conn`]). Dropping it before the end closes the connection.
 #[derive(Debug)]
 pub struct A2aStream {
     conn: Conn,
@@ -153,6 +157,7 @@ impl A2aClient {
                 base: base.trim_end_matches('/').to_owned(),
                 token,
                 http,
+                streams: Arc::default(),
                 timeouts,
             }),
         }
@@ -264,6 +269,7 @@ impl A2aClient {
         }
         let work = async {
             let (conn, head) = stream_conn::post(
+                &self.inner.streams,
                 &self.inner.base,
                 "/",
                 self.inner.timeouts.connect,

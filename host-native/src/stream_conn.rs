@@ -8,9 +8,20 @@
 //!
 //! Only what a streamed call needs: one `POST`, a response head, and a body
 //! framed by `Transfer-Encoding: chunked`, `Content-Length` or the end of the
-//! connection. The connection is never reused; dropping it closes it.
+//! connection.
+//!
+//! A connection whose response body was read to its framed end, with
+//! nothing after it, goes back to a [`Pool`] when it is dropped and carries
+//! the next call of the same event loop: no TCP set-up and teardown per run
+//! on either side. A pooled connection is used only within [`IDLE_MAX`] of
+//! its last response and only if the runtime has not closed it; if sending
+//! the request on it fails, the request goes on a new connection. Any
+//! other connection (cut short, closed by the runtime, `Connection: close`,
+//! HTTP/1.0) is closed when dropped.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
 use http::Uri;
 use tokio::net::TcpStream;
@@ -21,6 +32,77 @@ use crate::http1::{self, BodyDecoder, Got};
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most response header lines accepted.
 const MAX_HEADERS: usize = 64;
+
+/// Longest a finished connection waits for its next call: well under the
+/// keep-alive timeout of the runtime's server (uvicorn's is 5 s), so the
+/// runtime does not close a connection as it is being reused.
+const IDLE_MAX: Duration = Duration::from_secs(2);
+/// Most finished connections kept at once.
+const POOL_MAX: usize = 256;
+
+/// Finished connections, each kept for the thread (event loop) that used
+/// it: a socket belongs to the reactor of the loop that opened it.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    idle: Mutex<Vec<Idle>>,
+}
+
+#[derive(Debug)]
+struct Idle {
+    /// `host:port`.
+    peer: String,
+    thread: ThreadId,
+    socket: TcpStream,
+    since: Instant,
+}
+
+impl Pool {
+    /// The most recently finished live connection to `peer` of this
+    /// thread; expired and closed ones are dropped on the way.
+    fn take(&self, peer: &str) -> Option<TcpStream> {
+        let thread = std::thread::current().id();
+        let mut idle = crate::locked(&self.idle);
+        idle.retain(|conn| conn.since.elapsed() < IDLE_MAX);
+        while let Some(at) = idle
+            .iter()
+            .rposition(|conn| conn.thread == thread && conn.peer == peer)
+        {
+            let conn = idle.swap_remove(at);
+            if is_quiet(&conn.socket) {
+                return Some(conn.socket);
+            }
+        }
+        None
+    }
+
+    fn put(&self, peer: String, socket: TcpStream) {
+        let mut idle = crate::locked(&self.idle);
+        if idle.len() < POOL_MAX {
+            idle.push(Idle {
+                peer,
+                thread: std::thread::current().id(),
+                socket,
+                since: Instant::now(),
+            });
+        }
+    }
+
+    /// How many finished connections wait (tests).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        crate::locked(&self.idle).len()
+    }
+}
+
+/// True when the peer has neither closed the connection nor sent anything
+/// unasked: a peek finds no byte and would block.
+fn is_quiet(socket: &TcpStream) -> bool {
+    let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
+    matches!(
+        socket2::SockRef::from(socket).peek(&mut byte),
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock
+    )
+}
 
 /// Why a streamed call could not be opened or read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,15 +118,32 @@ pub(crate) enum ConnError {
 pub(crate) struct Head {
     pub(crate) status: u16,
     pub(crate) content_type: Option<String>,
+    /// HTTP/1.1 without `Connection: close`, the body framed by length or
+    /// chunks: the connection may carry another call after this one.
+    pub(crate) keep_alive: bool,
 }
 
 /// An open connection whose response head has been read.
 #[derive(Debug)]
 pub(crate) struct Conn {
-    socket: TcpStream,
+    /// Always `Some` until the connection is dropped.
+    socket: Option<TcpStream>,
     body: BodyDecoder,
     /// Body bytes that came with the head, not yet handed out.
     early: Vec<u8>,
+    /// Where the connection goes back to once its body was read whole;
+    /// `None` once it cannot be reused.
+    home: Option<(Arc<Pool>, String)>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let (Some((pool, peer)), Some(socket)) = (self.home.take(), self.socket.take()) {
+            if self.body.is_done() && self.early.is_empty() {
+                pool.put(peer, socket);
+            }
+        }
+    }
 }
 
 /// What one read of the body produced.
@@ -56,10 +155,11 @@ pub(crate) enum Read {
     End,
 }
 
-/// Opens a connection to `base` + `path` (within `connect_timeout`), sends
-/// one `POST` with `body` and the extra `headers`, and reads the response
-/// head.
+/// Sends one `POST` of `body` with the extra `headers` to `base` + `path`
+/// and reads the response head: on a connection from `pool` if one is
+/// ready, else on a new one (opened within `connect_timeout`).
 pub(crate) async fn post(
+    pool: &Arc<Pool>,
     base: &str,
     path: &str,
     connect_timeout: Duration,
@@ -75,13 +175,35 @@ pub(crate) async fn post(
     let authority = uri.authority().ok_or(ConnError::Refused)?;
     let host = authority.host();
     let port = authority.port_u16().unwrap_or(80);
+    // The pool's key: host and port, never user information.
+    let peer = format!("{host}:{port}");
+    let request = request_bytes(&uri, headers, body)?;
+    if let Some(socket) = pool.take(&peer) {
+        // A request that could not be sent whole was never applied: it
+        // goes on a new connection. Once sent, a failure is final.
+        if http1::write_all(&socket, &request).await.is_ok() {
+            drop(request);
+            return read_head(socket, pool, peer).await;
+        }
+    }
     let ip_host = host.trim_start_matches('[').trim_end_matches(']');
     let socket = tokio::time::timeout(connect_timeout, TcpStream::connect((ip_host, port)))
         .await
         .map_err(|_| ConnError::Refused)?
         .map_err(|_| ConnError::Refused)?;
     socket.set_nodelay(true).map_err(|_| ConnError::Broken)?;
+    http1::write_all(&socket, &request)
+        .await
+        .map_err(|_| ConnError::Broken)?;
+    drop(request);
+    read_head(socket, pool, peer).await
+}
 
+/// The request's bytes: head (Host without user information, no line
+/// breaks from the configured headers) and body.
+fn request_bytes(uri: &Uri, headers: &[(&str, &str)], body: &[u8]) -> Result<Vec<u8>, ConnError> {
+    let authority = uri.authority().ok_or(ConnError::Refused)?;
+    let host = authority.host();
     let target = uri.path_and_query().map_or("/", |p| p.as_str());
     let mut request = Vec::with_capacity(256 + body.len());
     request.extend_from_slice(b"POST ");
@@ -93,7 +215,7 @@ pub(crate) async fn post(
         request.extend_from_slice(b":");
         request.extend_from_slice(port.as_str().as_bytes());
     }
-    request.extend_from_slice(b"\r\nConnection: close\r\nContent-Length: ");
+    request.extend_from_slice(b"\r\nContent-Length: ");
     request.extend_from_slice(body.len().to_string().as_bytes());
     for (name, value) in headers {
         // A line break in a configured value (a token) must not add lines.
@@ -107,11 +229,15 @@ pub(crate) async fn post(
     }
     request.extend_from_slice(b"\r\n\r\n");
     request.extend_from_slice(body);
-    http1::write_all(&socket, &request)
-        .await
-        .map_err(|_| ConnError::Broken)?;
-    drop(request);
+    Ok(request)
+}
 
+/// Reads the response head off `socket`, after the request was sent.
+async fn read_head(
+    socket: TcpStream,
+    pool: &Arc<Pool>,
+    peer: String,
+) -> Result<(Conn, Head), ConnError> {
     let mut raw = Vec::new();
     let head_end = loop {
         socket.readable().await.map_err(|_| ConnError::Broken)?;
@@ -129,11 +255,13 @@ pub(crate) async fn post(
     };
     let (head, body) = parse_head(&raw[..head_end])?;
     let early = raw.split_off(head_end);
+    let home = head.keep_alive.then(|| (Arc::clone(pool), peer));
     Ok((
         Conn {
-            socket,
+            socket: Some(socket),
             body,
             early,
+            home,
         },
         head,
     ))
@@ -150,11 +278,16 @@ fn parse_head(raw: &[u8]) -> Result<(Head, BodyDecoder), ConnError> {
     let mut content_type = None;
     let mut chunked = false;
     let mut length = None;
+    let mut close = response.version != Some(1);
     for header in response.headers.iter() {
         let value = std::str::from_utf8(header.value)
             .map_err(|_| ConnError::Broken)?
             .trim();
-        if header.name.eq_ignore_ascii_case("content-type") {
+        if header.name.eq_ignore_ascii_case("connection") {
+            close |= value
+                .split(',')
+                .any(|option| option.trim().eq_ignore_ascii_case("close"));
+        } else if header.name.eq_ignore_ascii_case("content-type") {
             content_type = Some(value.to_owned());
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
             // Chunked must be the last coding (RFC 9112 §6.3).
@@ -177,40 +310,60 @@ fn parse_head(raw: &[u8]) -> Result<(Head, BodyDecoder), ConnError> {
     } else {
         BodyDecoder::UntilClose
     };
+    let keep_alive = !close && body != BodyDecoder::UntilClose;
     Ok((
         Head {
             status,
             content_type,
+            keep_alive,
         },
         body,
     ))
 }
 
 impl Conn {
+    fn socket(&self) -> Result<&TcpStream, ConnError> {
+        self.socket.as_ref().ok_or(ConnError::Broken)
+    }
+
     /// Waits until the socket is readable (holding no buffer).
     pub(crate) async fn readable(&self) -> Result<(), ConnError> {
         if !self.early.is_empty() {
             return Ok(());
         }
-        self.socket.readable().await.map_err(|_| ConnError::Broken)
+        self.socket()?
+            .readable()
+            .await
+            .map_err(|_| ConnError::Broken)
     }
 
     /// Reads what the socket has and hands the body bytes to `sink`; never
     /// waits (`None`: nothing after all, wait for readiness again).
     pub(crate) fn read(&mut self, sink: &mut impl FnMut(&[u8])) -> Result<Option<Read>, ConnError> {
-        let decoded = if self.early.is_empty() {
-            let body = &mut self.body;
-            match http1::try_read_with(&self.socket, |data| body.decode(data, sink)) {
+        let (decoded, read) = if self.early.is_empty() {
+            let (socket, body) = (
+                self.socket.as_ref().ok_or(ConnError::Broken)?,
+                &mut self.body,
+            );
+            match http1::try_read_with(socket, |data| (body.decode(data, sink), data.len())) {
                 Ok(Got::Data(decoded)) => decoded,
                 Ok(Got::WouldBlock) => return Ok(None),
-                Ok(Got::Eof) => body.finish().map(|()| 0),
+                Ok(Got::Eof) => {
+                    // Closed by the runtime: never reused.
+                    self.home = None;
+                    (self.body.finish().map(|()| 0), 0)
+                }
                 Err(_) => return Err(ConnError::Broken),
             }
         } else {
             let early = std::mem::take(&mut self.early);
-            self.body.decode(&early, sink)
+            (self.body.decode(&early, sink), early.len())
         };
-        decoded.map_err(|_| ConnError::Broken)?;
+        let used = decoded.map_err(|_| ConnError::Broken)?;
+        if used < read {
+            // Bytes after the body: the connection is out of step.
+            self.home = None;
+        }
         Ok(Some(if self.body.is_done() {
             Read::End
         } else {
@@ -243,12 +396,140 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// How a test server answers each request on a connection.
+    #[derive(Clone, Copy)]
+    enum Then {
+        /// Keep the connection open for the next request.
+        Stay,
+        /// Say `Connection: close` and close.
+        SayClose,
+        /// Close right after the response without saying so.
+        Hangup,
+    }
+
+    /// A keep-alive HTTP/1.1 server answering every `POST` with a chunked
+    /// SSE body; returns its base URL and its count of accepted connections.
+    async fn server(then: Then) -> (String, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    loop {
+                        let mut chunk = [0u8; 4096];
+                        let n = socket.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        let Some(end) = http1::head_len(&buf) else {
+                            continue;
+                        };
+                        let text = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        let length: usize = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length: "))
+                            .map_or(0, |v| v.trim().parse().unwrap());
+                        if buf.len() < end + length {
+                            continue;
+                        }
+                        buf.drain(..end + length);
+                        let close = matches!(then, Then::SayClose);
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n{}\r\n",
+                            if close { "connection: close\r\n" } else { "" }
+                        );
+                        let body = "data: {}\n\n";
+                        let wire = format!("{head}{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+                        socket.write_all(wire.as_bytes()).await.unwrap();
+                        if !matches!(then, Then::Stay) {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (base, accepted)
+    }
+
+    /// One streamed call: posts, then reads the body to its end (or, with
+    /// `whole` false, drops the connection after the head).
+    async fn call(pool: &Arc<Pool>, base: &str, whole: bool) -> Vec<u8> {
+        let (conn, head) = post(pool, base, "/", Duration::from_secs(5), &[], b"{}")
+            .await
+            .unwrap();
+        assert_eq!(head.status, 200);
+        if whole {
+            conn.read_to_end(1024).await.unwrap()
+        } else {
+            Vec::new()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_finished_connection_carries_the_next_call() {
+        let (base, accepted) = server(Then::Stay).await;
+        let pool = Arc::new(Pool::default());
+        for _ in 0..3 {
+            assert_eq!(call(&pool, &base, true).await, b"data: {}\n\n");
+            assert_eq!(pool.len(), 1);
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_connection_cut_short_or_told_to_close_is_not_kept() {
+        let (base, accepted) = server(Then::Stay).await;
+        let pool = Arc::new(Pool::default());
+        call(&pool, &base, false).await;
+        assert_eq!(pool.len(), 0, "body not read to its end");
+        call(&pool, &base, true).await;
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+
+        let (base, accepted) = server(Then::SayClose).await;
+        call(&pool, &base, true).await;
+        call(&pool, &base, true).await;
+        assert_eq!(accepted.load(Ordering::SeqCst), 2, "Connection: close");
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_runtime_closed_is_replaced() {
+        let (base, accepted) = server(Then::Hangup).await;
+        let pool = Arc::new(Pool::default());
+        call(&pool, &base, true).await;
+        assert_eq!(pool.len(), 1, "it said nothing of closing");
+        // The server's close reaches this side before the next call.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(call(&pool, &base, true).await, b"data: {}\n\n");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_expires() {
+        let (base, accepted) = server(Then::Stay).await;
+        let pool = Arc::new(Pool::default());
+        call(&pool, &base, true).await;
+        for idle in crate::locked(&pool.idle).iter_mut() {
+            idle.since -= IDLE_MAX;
+        }
+        call(&pool, &base, true).await;
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
 
     #[test]
     fn heads() {
         let raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nTransfer-Encoding: gzip, chunked\r\n\r\n";
         let (head, body) = parse_head(raw).unwrap();
         assert_eq!(head.status, 200);
+        assert!(head.keep_alive);
         assert_eq!(
             head.content_type.as_deref(),
             Some("text/event-stream; charset=utf-8")
@@ -257,8 +538,16 @@ mod tests {
         let (head, body) =
             parse_head(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 12\r\n\r\n").unwrap();
         assert_eq!((head.status, body), (401, BodyDecoder::length(12)));
-        let (_, body) = parse_head(b"HTTP/1.0 200 OK\r\n\r\n").unwrap();
+        let (head, body) = parse_head(b"HTTP/1.0 200 OK\r\n\r\n").unwrap();
         assert_eq!(body, BodyDecoder::UntilClose);
+        assert!(!head.keep_alive);
+        for last in [
+            &b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n"[..],
+            b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\n\r\n",
+        ] {
+            assert!(!parse_head(last).unwrap().0.keep_alive);
+        }
         for bad in [
             &b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"[..],
             b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
