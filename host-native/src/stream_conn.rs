@@ -75,8 +75,12 @@ impl Pool {
         None
     }
 
+    /// Keeps a finished connection. Expired ones are dropped here and in
+    /// [`Pool::take`]: after the last call of a busy spell, at most
+    /// [`POOL_MAX`] connections stay open until the next call.
     fn put(&self, peer: String, socket: TcpStream) {
         let mut idle = crate::locked(&self.idle);
+        idle.retain(|conn| conn.since.elapsed() < IDLE_MAX);
         if idle.len() < POOL_MAX {
             idle.push(Idle {
                 peer,
