@@ -415,8 +415,9 @@ mod tests {
     }
 
     /// A keep-alive HTTP/1.1 server answering every `POST` with a chunked
-    /// SSE body; returns its base URL and its count of accepted connections.
-    async fn server(then: Then) -> (String, Arc<AtomicUsize>) {
+    /// SSE body; returns its base URL, its count of accepted connections
+    /// and an empty pool.
+    async fn server(then: Then) -> (String, Arc<AtomicUsize>, Arc<Pool>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -461,7 +462,7 @@ mod tests {
                 });
             }
         });
-        (base, accepted)
+        (base, accepted, Arc::default())
     }
 
     /// One streamed call: posts, then reads the body to its end (or, with
@@ -480,8 +481,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_finished_connection_carries_the_next_call() {
-        let (base, accepted) = server(Then::Stay).await;
-        let pool = Arc::new(Pool::default());
+        let (base, accepted, pool) = server(Then::Stay).await;
         for _ in 0..3 {
             assert_eq!(call(&pool, &base, true).await, b"data: {}\n\n");
             assert_eq!(pool.len(), 1);
@@ -491,14 +491,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_connection_cut_short_or_told_to_close_is_not_kept() {
-        let (base, accepted) = server(Then::Stay).await;
-        let pool = Arc::new(Pool::default());
+        let (base, accepted, pool) = server(Then::Stay).await;
         call(&pool, &base, false).await;
         assert_eq!(pool.len(), 0, "body not read to its end");
         call(&pool, &base, true).await;
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
 
-        let (base, accepted) = server(Then::SayClose).await;
+        let (base, accepted, pool) = server(Then::SayClose).await;
         call(&pool, &base, true).await;
         call(&pool, &base, true).await;
         assert_eq!(accepted.load(Ordering::SeqCst), 2, "Connection: close");
@@ -506,8 +505,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_connection_the_runtime_closed_is_replaced() {
-        let (base, accepted) = server(Then::Hangup).await;
-        let pool = Arc::new(Pool::default());
+        let (base, accepted, pool) = server(Then::Hangup).await;
         call(&pool, &base, true).await;
         assert_eq!(pool.len(), 1, "it said nothing of closing");
         // The server's close reaches this side before the next call.
@@ -518,8 +516,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_idle_connection_expires() {
-        let (base, accepted) = server(Then::Stay).await;
-        let pool = Arc::new(Pool::default());
+        let (base, accepted, pool) = server(Then::Stay).await;
         call(&pool, &base, true).await;
         for idle in crate::locked(&pool.idle).iter_mut() {
             idle.since -= IDLE_MAX;
