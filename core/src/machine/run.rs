@@ -425,9 +425,9 @@ impl Run {
             && !report.state.as_ref().is_some_and(TaskState::ends_run)
     }
 
-    /// Persists the document as this run's write: it carries every id
-    /// learnt so far.
-    fn persist(&mut self, doc: &mut ThreadDocument, io: &mut Io) -> EffectId {
+    /// Persists the document, with the mapper's durable state, as this
+    /// run's write: it carries every id learnt so far.
+    pub(super) fn persist(&mut self, doc: &mut ThreadDocument, io: &mut Io) -> EffectId {
         self.sync(doc);
         self.identity_unsaved = false;
         io.persist(self.owner(), doc)

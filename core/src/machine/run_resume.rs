@@ -243,8 +243,7 @@ impl Run {
             }
             doc.execution.pending.remove(&id);
         }
-        self.sync(doc);
-        let id = io.persist(self.owner(), doc);
+        let id = self.persist(doc, io);
         self.waiting = Some((id, Cont::PrepPersist));
     }
 
@@ -373,8 +372,7 @@ impl Run {
             return;
         };
         self.commit_answers(doc, &[committed]);
-        self.sync(doc);
-        let id = io.persist(self.owner(), doc);
+        let id = self.persist(doc, io);
         self.waiting = Some((id, Cont::SidebandCommit(index)));
     }
 
