@@ -224,9 +224,10 @@ impl StateStore {
             let next = {
                 let mut guard = crate::locked(&self.writers);
                 let line = &mut *guard;
-                let (first, second) = match line.others.len() < BACKLOG {
-                    true => (&mut line.admissions, &mut line.others),
-                    false => (&mut line.others, &mut line.admissions),
+                let (first, second) = if line.others.len() < BACKLOG {
+                    (&mut line.admissions, &mut line.others)
+                } else {
+                    (&mut line.others, &mut line.admissions)
                 };
                 let next = first.pop_front().or_else(|| second.pop_front());
                 match next {
