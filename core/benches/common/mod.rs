@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each bench binary uses a different subset
 
-use iac_agui_core::a2a::{JsonRpcResponse, StreamResponse};
+use iac_agui_core::a2a::{StreamFrame, StreamResponse};
 use serde_json::Value;
 
 /// The `data:` payloads of one captured SSE response, in order.
@@ -15,11 +15,12 @@ pub(crate) fn frames(raw: &str) -> Vec<String> {
         .collect()
 }
 
-/// Parses one frame the way the native host does: the JSON-RPC envelope
-/// first, then its `result` as a stream response.
+/// Parses one frame the way the native host does ([`StreamFrame::parse`]).
 pub(crate) fn parse_frame(data: &str) -> StreamResponse {
-    let answer: JsonRpcResponse = serde_json::from_str(data).expect("a JSON-RPC frame");
-    serde_json::from_value(answer.result.expect("a result")).expect("a stream response")
+    match StreamFrame::parse(data) {
+        Some(StreamFrame::Result(response)) => *response,
+        other => panic!("not a result frame: {other:?}"),
+    }
 }
 
 /// `metadata.iac_code` of a frame's status update.
