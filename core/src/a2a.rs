@@ -6,8 +6,14 @@
 //! integers and odd shapes never fail a frame; [`crate::json::lenient_i64`]
 //! reads their numbers.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
+
+mod metadata;
+
+pub use metadata::{IacCode, StatusMetadata};
 
 /// The JSON-RPC methods the adapter calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -153,19 +159,14 @@ impl StreamResponse {
         }
     }
 
-    /// The frame's `metadata`, if any.
-    pub fn metadata(&self) -> Option<&Value> {
-        match self {
-            StreamResponse::Task(t) => t.metadata.as_ref(),
-            StreamResponse::StatusUpdate(s) => s.metadata.as_ref(),
-            StreamResponse::ArtifactUpdate(_) => None,
-            StreamResponse::Message(m) => m.metadata.as_ref(),
-        }
-    }
-
     /// The frame's `metadata.iac_code` object, if it is one.
-    pub fn iac_code(&self) -> Option<&Map<String, Value>> {
-        iac_code(self.metadata())
+    pub fn iac_code(&self) -> Option<IacCode<'_>> {
+        match self {
+            StreamResponse::Task(t) => IacCode::of_value(t.metadata.as_ref()),
+            StreamResponse::StatusUpdate(s) => s.metadata.as_ref()?.iac_code(),
+            StreamResponse::ArtifactUpdate(_) => None,
+            StreamResponse::Message(m) => IacCode::of_value(m.metadata.as_ref()),
+        }
     }
 }
 
@@ -253,11 +254,6 @@ impl<'de> Deserialize<'de> for StreamFrame {
     }
 }
 
-/// `metadata.iac_code` of a metadata value, when it is an object.
-pub fn iac_code(metadata: Option<&Value>) -> Option<&Map<String, Value>> {
-    metadata?.get("iac_code")?.as_object()
-}
-
 /// An A2A task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -286,9 +282,10 @@ pub struct Task {
 pub struct TaskStatus {
     /// The state.
     pub state: TaskState,
-    /// Agent text, when the update carries some.
+    /// Agent text, when the update carries some (boxed: most frames carry
+    /// none, and a frame is moved a few times while it is parsed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
+    pub message: Option<Box<Message>>,
     /// RFC 3339 time, on lifecycle events only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
@@ -307,7 +304,7 @@ pub struct TaskStatusUpdateEvent {
     pub status: TaskStatus,
     /// `metadata.iac_code` and friends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    pub metadata: Option<StatusMetadata>,
 }
 
 /// `result.artifactUpdate`.
@@ -359,12 +356,19 @@ impl Message {
         self.role.eq_ignore_ascii_case("role_agent") || self.role.eq_ignore_ascii_case("agent")
     }
 
-    /// The concatenated text of the text parts.
-    pub fn text(&self) -> String {
-        self.parts
-            .iter()
-            .filter_map(|p| p.text.as_deref())
-            .collect()
+    /// The concatenated text of the text parts (borrowed when there is
+    /// only one, as in every streamed delta).
+    pub fn text(&self) -> Cow<'_, str> {
+        let mut texts = self.parts.iter().filter_map(|p| p.text.as_deref());
+        match (texts.next(), texts.next()) {
+            (None, _) => Cow::Borrowed(""),
+            (Some(only), None) => Cow::Borrowed(only),
+            (Some(first), Some(second)) => {
+                let mut all = format!("{first}{second}");
+                all.extend(texts);
+                Cow::Owned(all)
+            }
+        }
     }
 }
 
@@ -521,7 +525,17 @@ impl Serialize for TaskState {
 
 impl<'de> Deserialize<'de> for TaskState {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = String::deserialize(deserializer)?;
-        Ok(TaskState::parse(&raw))
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = TaskState;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a task state string")
+            }
+            fn visit_str<E: serde::de::Error>(self, raw: &str) -> Result<TaskState, E> {
+                Ok(TaskState::parse(raw))
+            }
+        }
+        // A visitor rather than a `String`: the state is read without a copy.
+        deserializer.deserialize_str(Visitor)
     }
 }

@@ -167,7 +167,14 @@ impl Event {
 
     /// The compact JSON text of the event (the `data:` of one SSE record).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        // Room for a text delta event with its ids, so that the common event
+        // is written without growing the buffer.
+        let mut json = Vec::with_capacity(256);
+        match serde_json::to_writer(&mut json, self) {
+            // serde_json writes UTF-8 only.
+            Ok(()) => String::from_utf8(json).unwrap_or_default(),
+            Err(_) => String::new(),
+        }
     }
 }
 

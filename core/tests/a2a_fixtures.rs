@@ -6,9 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use iac_agui_core::a2a::{JsonRpcResponse, Message, StreamFrame, StreamResponse, Task, TaskState};
+use iac_agui_core::a2a::{
+    IacCode, JsonRpcResponse, Message, StatusMetadata, StreamFrame, StreamResponse, Task, TaskState,
+};
 use iac_agui_core::json::{lenient_i64, lenient_u64};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/a2a")
@@ -287,7 +289,7 @@ fn a_plain_turn_reads_as_the_adapter_expects() {
     let texts: Vec<(String, String)> = frames
         .iter()
         .filter_map(status_message)
-        .map(|m| (m.message_id.clone(), m.text()))
+        .map(|m| (m.message_id.clone(), m.text().into_owned()))
         .collect();
     assert!(!texts.is_empty());
     assert!(texts
@@ -330,7 +332,7 @@ fn float_numbers_in_metadata_read_as_integers() {
     let question = pipe.last().unwrap();
     assert_eq!(question.state(), Some(&TaskState::InputRequired));
     assert_eq!(
-        question.iac_code().unwrap()["input"]["kind"],
+        question.iac_code().unwrap().get("input").unwrap()["kind"],
         "ask_user_question"
     );
 }
@@ -444,8 +446,8 @@ fn stream(capture: &Value) -> Vec<StreamResponse> {
 
 fn status_message(frame: &StreamResponse) -> Option<&Message> {
     match frame {
-        StreamResponse::Task(t) => t.status.message.as_ref(),
-        StreamResponse::StatusUpdate(s) => s.status.message.as_ref(),
+        StreamResponse::Task(t) => t.status.message.as_deref(),
+        StreamResponse::StatusUpdate(s) => s.status.message.as_deref(),
         _ => None,
     }
 }
@@ -483,10 +485,19 @@ fn check_frame(name: &str, raw: &Value, frame: &StreamResponse) {
         StreamResponse::StatusUpdate(_) | StreamResponse::ArtifactUpdate(_) => {}
     }
     if kind != "artifactUpdate" {
-        assert_eq!(frame.metadata(), inner.get("metadata"), "{name}");
+        assert_eq!(metadata_of(frame).as_ref(), inner.get("metadata"), "{name}");
     }
-    if let Some(iac) = frame.iac_code() {
+    let metadata = metadata_of(frame);
+    let iac_object = metadata
+        .as_ref()
+        .and_then(|m| m.get("iac_code")?.as_object());
+    assert_eq!(frame.iac_code().is_some(), iac_object.is_some(), "{name}");
+    if let (Some(iac), Some(object)) = (frame.iac_code(), iac_object) {
+        for (key, value) in object {
+            assert_eq!(iac.get(key), Some(value), "{name}: iac_code.{key}");
+        }
         check_iac_code(name, iac);
+        walk_numbers(name, &Value::Object(object.clone()));
     }
     // What the core writes back reads the same again.
     let again: StreamResponse =
@@ -512,8 +523,9 @@ fn check_task(name: &str, raw: &Value, task: &Task) {
         check_message(name, raw, parsed);
     }
     assert_eq!(task.metadata.as_ref(), raw.get("metadata"), "{name}");
-    if let Some(iac) = iac_code_of(task.metadata.as_ref()) {
+    if let Some(iac) = IacCode::of_value(task.metadata.as_ref()) {
         check_iac_code(name, iac);
+        walk_numbers(name, &task.metadata.as_ref().unwrap()["iac_code"]);
     }
 }
 
@@ -538,13 +550,19 @@ fn check_message(name: &str, raw: &Value, message: &Message) {
     }
 }
 
-fn iac_code_of(metadata: Option<&Value>) -> Option<&Map<String, Value>> {
-    iac_agui_core::a2a::iac_code(metadata)
+/// A frame's `metadata` as JSON.
+fn metadata_of(frame: &StreamResponse) -> Option<Value> {
+    match frame {
+        StreamResponse::Task(t) => t.metadata.clone(),
+        StreamResponse::StatusUpdate(s) => s.metadata.as_ref().map(StatusMetadata::to_value),
+        StreamResponse::ArtifactUpdate(_) => None,
+        StreamResponse::Message(m) => m.metadata.clone(),
+    }
 }
 
 /// The keys the adapter reads keep their shapes; every integral number reads
 /// back through `lenient_i64`.
-fn check_iac_code(name: &str, iac: &Map<String, Value>) {
+fn check_iac_code(name: &str, iac: IacCode<'_>) {
     if let Some(session) = iac.get("iacCodeSessionId") {
         assert!(session.as_str().is_some_and(|s| !s.is_empty()), "{name}");
     }
@@ -566,7 +584,6 @@ fn check_iac_code(name: &str, iac: &Map<String, Value>) {
             check_envelope(name, envelope);
         }
     }
-    walk_numbers(name, &Value::Object(iac.clone()));
 }
 
 fn check_envelope(name: &str, envelope: &Value) {

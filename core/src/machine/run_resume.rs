@@ -165,7 +165,7 @@ impl Run {
         if doc.iac_code_session_id.is_none() {
             doc.iac_code_session_id = mapped.report.session_ids.first().cloned();
         }
-        let meta = crate::a2a::iac_code(task.metadata.as_ref());
+        let meta = crate::a2a::IacCode::of_value(task.metadata.as_ref());
         self.prep = Some(Prep {
             inputs: mapped.report.inputs,
             task_terminal: matches!(
@@ -177,7 +177,7 @@ impl Run {
                     | TaskState::AuthRequired
             ),
             has_projection: meta
-                .is_some_and(|m| m.contains_key("input") || m.contains_key("pendingPermissions")),
+                .is_some_and(|m| m.get("input").is_some() || m.get("pendingPermissions").is_some()),
         });
         self.held = mapped.events;
         self.sync(doc);

@@ -1,13 +1,15 @@
 //! One A2A frame or task snapshot, seen the same way whatever its shape, and
 //! the order in which its parts are mapped (SPEC §6; A2A-WIRE.md §3.1).
 
+use std::borrow::Cow;
+
 use serde_json::{json, Value};
 
 use super::interrupt::collect_inputs;
 use super::pipeline::collect_session_id;
 use super::tools::non_empty;
 use super::{stamp, FeedOptions, FrameReport, Mapped, Mapper};
-use crate::a2a::{Message, StreamResponse, Task, TaskState};
+use crate::a2a::{IacCode, Message, StatusMetadata, StreamResponse, Task, TaskState};
 use crate::agui::EventBody;
 use crate::ids::IdGen;
 
@@ -18,7 +20,7 @@ pub(super) struct FrameView<'a> {
     state: Option<&'a TaskState>,
     status_message: Option<&'a Message>,
     history: &'a [Message],
-    metadata: Option<&'a Value>,
+    iac_code: Option<IacCode<'a>>,
     artifact: Option<&'a Value>,
 }
 
@@ -30,9 +32,9 @@ impl<'a> FrameView<'a> {
                 task_id: Some(update.task_id.as_str()),
                 context_id: Some(update.context_id.as_str()),
                 state: Some(&update.status.state),
-                status_message: update.status.message.as_ref(),
+                status_message: update.status.message.as_deref(),
                 history: &[],
-                metadata: update.metadata.as_ref(),
+                iac_code: update.metadata.as_ref().and_then(StatusMetadata::iac_code),
                 artifact: None,
             },
             StreamResponse::ArtifactUpdate(update) => FrameView {
@@ -41,7 +43,7 @@ impl<'a> FrameView<'a> {
                 state: None,
                 status_message: None,
                 history: &[],
-                metadata: None,
+                iac_code: None,
                 artifact: Some(&update.artifact),
             },
             StreamResponse::Message(message) => FrameView {
@@ -50,7 +52,7 @@ impl<'a> FrameView<'a> {
                 state: None,
                 status_message: None,
                 history: &[],
-                metadata: message.metadata.as_ref(),
+                iac_code: IacCode::of_value(message.metadata.as_ref()),
                 artifact: None,
             },
         }
@@ -61,9 +63,9 @@ impl<'a> FrameView<'a> {
             task_id: Some(task.id.as_str()),
             context_id: Some(task.context_id.as_str()),
             state: Some(&task.status.state),
-            status_message: task.status.message.as_ref(),
+            status_message: task.status.message.as_deref(),
             history: &task.history,
-            metadata: task.metadata.as_ref(),
+            iac_code: IacCode::of_value(task.metadata.as_ref()),
             artifact: None,
         }
     }
@@ -87,7 +89,7 @@ impl Mapper {
             ..FrameReport::default()
         };
         let empty = serde_json::Map::new();
-        let iac_code = crate::a2a::iac_code(view.metadata).unwrap_or(&empty);
+        let iac_code = view.iac_code.unwrap_or_else(|| IacCode::of_map(&empty));
         if let Some(session) = non_empty(iac_code.get("iacCodeSessionId")) {
             report.session_ids.push(session.to_owned());
         }
@@ -139,7 +141,7 @@ impl Mapper {
     fn map_frame_text(
         &mut self,
         view: &FrameView<'_>,
-        iac_code: &serde_json::Map<String, Value>,
+        iac_code: IacCode<'_>,
         out: &mut Vec<EventBody>,
         ids: &mut IdGen,
     ) {
@@ -147,11 +149,10 @@ impl Mapper {
         let mut text = status.map(Message::text).unwrap_or_default();
         let mut message_id = status
             .map(|m| m.message_id.as_str())
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned);
+            .filter(|s| !s.is_empty());
         if text.is_empty() && !self.text.emitted {
             let (history_text, history_id) = trailing_agent_text(view.history);
-            text = history_text;
+            text = Cow::Owned(history_text);
             message_id = message_id.or(history_id);
         }
         let final_repeat = iac_code
@@ -161,7 +162,7 @@ impl Mapper {
         if text.is_empty() || (final_repeat && self.text.emitted) {
             return;
         }
-        self.map_status_text(&text, message_id.as_deref(), out, ids);
+        self.map_status_text(&text, message_id, out, ids);
     }
 }
 
@@ -173,7 +174,7 @@ fn is_agent(message: &Message) -> bool {
 
 /// The text of the trailing agent messages of `history` and the last
 /// message id among them.
-fn trailing_agent_text(history: &[Message]) -> (String, Option<String>) {
+fn trailing_agent_text(history: &[Message]) -> (String, Option<&str>) {
     let mut trailing: Vec<&Message> = Vec::new();
     for message in history.iter().rev() {
         if message.is_agent() {
@@ -187,7 +188,7 @@ fn trailing_agent_text(history: &[Message]) -> (String, Option<String>) {
     let mut id = None;
     for message in trailing {
         if !message.message_id.is_empty() {
-            id = Some(message.message_id.clone());
+            id = Some(message.message_id.as_str());
         }
         text.push_str(&message.text());
     }

@@ -2,9 +2,10 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{RequiredInput, RunContext};
+use crate::a2a::IacCode;
 use crate::agui::Interrupt;
 use crate::catalog;
 use crate::error::MessageKey;
@@ -124,7 +125,7 @@ pub fn iso_utc(ms: i64) -> String {
 /// `pendingPermissions[]`, `required: true` only, deduplicated by input id,
 /// already-applied ones dropped.
 pub(super) fn collect_inputs(
-    iac_code: &Map<String, Value>,
+    iac_code: IacCode<'_>,
     ctx: &RunContext,
     now_ms: i64,
     ids: &mut IdGen,

@@ -7,6 +7,7 @@
 //! every prefix of the first status text of a message id and keeping the
 //! longest one whose digest is known.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
@@ -87,17 +88,17 @@ impl Mapper {
         out: &mut Vec<EventBody>,
         ids: &mut IdGen,
     ) {
-        let key = message_id
-            .map(str::to_owned)
-            .or_else(|| self.spans.current_text.clone());
+        let key = message_id.or(self.spans.current_text.as_deref());
         let Some(key) = key else {
             self.map_text(text, None, false, true, out, ids);
             return;
         };
-        if !self.text.replay_checked.insert(key.clone()) {
+        if self.text.replay_checked.contains(key) {
             self.map_text(text, message_id, false, true, out, ids);
             return;
         }
+        let key = key.to_owned();
+        self.text.replay_checked.insert(key.clone());
         let prefix = replayed_prefix_len(text, &self.durable.text_snapshot_digests);
         if prefix == 0 {
             self.map_text(text, message_id, false, true, out, ids);
@@ -127,12 +128,14 @@ impl Mapper {
             return;
         }
         self.spans.close_reasoning(out);
-        let id = match message_id {
-            Some(id) => id.to_owned(),
-            None => match &self.spans.current_text {
+        // Borrowed in the common case (a delta of a named message): a delta
+        // copies only what its event needs.
+        let id: Cow<'_, str> = match message_id {
+            Some(id) => Cow::Borrowed(id),
+            None => Cow::Owned(match &self.spans.current_text {
                 Some(id) => id.clone(),
                 None => format!("assistant-{}", ids.uuid_hex()),
-            },
+            }),
         };
         if !self.spans.text_open(&id) {
             if !parallel {
@@ -142,10 +145,19 @@ impl Mapper {
             }
             self.spans.open_text(&id, out);
         }
-        self.spans.current_text = Some(id.clone());
+        if self.spans.current_text.as_deref() != Some(&*id) {
+            self.spans.current_text = Some(id.clone().into_owned());
+        }
         self.spans.text_content(&id, text, out);
         if record {
-            self.text.parts.entry(id).or_default().push(text);
+            match self.text.parts.get_mut(&*id) {
+                Some(digest) => digest.push(text),
+                None => {
+                    self.text
+                        .parts
+                        .insert(id.into_owned(), RunningDigest::of(text));
+                }
+            }
         }
         self.text.emitted = true;
     }

@@ -6,7 +6,8 @@
 //! frame is written, because the real runtime's protobuf `Struct`s do so.
 
 use iac_agui_core::a2a::{
-    Message, Part, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    Message, Part, StatusMetadata, StreamResponse, Task, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 use serde_json::{json, Map, Value};
 
@@ -47,10 +48,10 @@ impl TurnIds {
             context_id: self.context.clone(),
             status: TaskStatus {
                 state,
-                message,
+                message: message.map(Box::new),
                 timestamp,
             },
-            metadata: Some(json!({ "iac_code": iac })),
+            metadata: Some(json!({ "iac_code": iac }).into()),
         })
     }
 
@@ -109,7 +110,7 @@ impl TurnIds {
     pub(crate) fn canceled_status(&self, timestamp: String) -> TaskStatus {
         TaskStatus {
             state: TaskState::Canceled,
-            message: Some(self.agent_message("5", "Task canceled.")),
+            message: Some(Box::new(self.agent_message("5", "Task canceled."))),
             timestamp: Some(timestamp),
         }
     }
@@ -250,7 +251,11 @@ pub(crate) fn floatify_response(response: &mut StreamResponse) {
     match response {
         StreamResponse::Task(task) => floatify_task(task),
         StreamResponse::StatusUpdate(update) => {
-            floatify_opt(&mut update.metadata);
+            update
+                .metadata
+                .iter_mut()
+                .flat_map(StatusMetadata::values_mut)
+                .for_each(floatify);
             if let Some(message) = &mut update.status.message {
                 floatify_message(message);
             }

@@ -159,7 +159,7 @@ impl Request<'_> {
 
     /// A new turn: on a new task (first frame `task`) or on `existing`.
     fn start_turn(&self, store: &mut Store, message: Message, existing: Option<String>) -> Outcome {
-        let text = message.text();
+        let text = message.text().into_owned();
         let scenario = Scenario::parse(&text);
         if scenario == Scenario::Reject {
             return validation_failed(

@@ -704,7 +704,7 @@ mod tests {
             .iter()
             .filter_map(|s| match s {
                 Step::Frame(iac_agui_core::a2a::StreamResponse::StatusUpdate(u)) => {
-                    u.metadata.as_ref()?["iac_code"]["pipeline"]["sequence"].as_u64()
+                    u.metadata.as_ref()?.iac_code()?.get("pipeline")?["sequence"].as_u64()
                 }
                 _ => None,
             })

@@ -191,7 +191,7 @@ impl Player {
                 store.tasks.get(&self.task_id).map(|record| {
                     record.ids.update(
                         record.status.state.clone(),
-                        record.status.message.clone(),
+                        record.status.message.as_deref().cloned(),
                         record.status.timestamp.clone(),
                         record.ids.with_session(json!({})),
                     )

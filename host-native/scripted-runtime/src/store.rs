@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use iac_agui_core::a2a::{iac_code, Message, StreamResponse, Task, TaskState, TaskStatus};
+use iac_agui_core::a2a::{Message, StatusMetadata, StreamResponse, Task, TaskState, TaskStatus};
 use iac_agui_core::ids::IdGen;
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot, Notify};
@@ -254,13 +254,13 @@ impl TaskRecord {
                 if self.history.len() >= HISTORY_CAP {
                     self.history.remove(0);
                 }
-                self.history.push(message.clone());
+                self.history.push(Message::clone(message));
             }
         }
         if state == TaskState::Failed {
             self.failed_this_turn = true;
         }
-        let iac = iac_code(update.metadata.as_ref());
+        let iac = update.metadata.as_ref().and_then(StatusMetadata::iac_code);
         if let Some(iac) = iac {
             if let Some(permission) = iac.get("permission") {
                 self.meta
