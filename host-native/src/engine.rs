@@ -27,12 +27,12 @@
 //! actor itself never awaits a send (requests, disconnects and timers are
 //! never stuck behind a full queue).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use foldhash::{HashMap, HashMapExt as _};
 use iac_agui_core::a2a::{Method, StreamFrame};
 use iac_agui_core::machine::{Answer, Config, EffectId, Load, Machine, Output};
 use iac_agui_core::validate::ValidatedRun;
