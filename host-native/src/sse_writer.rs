@@ -67,8 +67,8 @@ pub enum Record {
     End,
 }
 
-/// Most events one body chunk carries.
-const WRITE_BATCH: usize = 64;
+/// Most events one body chunk carries: a relay's whole credit.
+const WRITE_BATCH: usize = crate::engine::STREAM_CREDIT;
 
 /// The engine's end of a run's body.
 #[derive(Debug)]
