@@ -3,8 +3,8 @@
 //!
 //! The runtime sends `{"iac_code":{"iacCodeSessionId":"…"}}` on each status
 //! update, text deltas included. Read as a `serde_json::Value`, that is two
-//! maps and three strings per frame, and reading, walking and freeing them
-//! was about a seventh of the host's instructions per relayed event
+//! maps and three strings per frame, built, looked up and freed again:
+//! about a twentieth of the server's instructions per relayed event
 //! (BENCHMARKS.md). [`StatusMetadata`] keeps the session id apart, so the
 //! maps hold only the other members, and an empty map allocates nothing.
 //! What it reads and writes is the same JSON as the `Value` it replaces.
@@ -122,24 +122,15 @@ impl Serialize for StatusMetadata {
         if let Some(odd) = &self.odd {
             return odd.serialize(serializer);
         }
-        // Members in key order, as a `Value` object writes them.
         let iac_code = self.iac_code.as_ref().map(|rest| IacCodeObject {
             session_id: self.session_id.as_ref(),
             rest,
         });
-        let mut map = serializer.serialize_map(None)?;
-        let mut pending = iac_code.as_ref();
-        for (key, value) in &self.other {
-            if let Some(object) = pending.filter(|_| key.as_str() > IAC_CODE) {
-                map.serialize_entry(IAC_CODE, object)?;
-                pending = None;
-            }
-            map.serialize_entry(key, value)?;
-        }
-        if let Some(object) = pending {
-            map.serialize_entry(IAC_CODE, object)?;
-        }
-        map.end()
+        serialize_merged(
+            serializer,
+            &self.other,
+            iac_code.as_ref().map(|o| (IAC_CODE, o)),
+        )
     }
 }
 
@@ -151,20 +142,34 @@ struct IacCodeObject<'a> {
 
 impl Serialize for IacCodeObject<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        let mut pending = self.session_id;
-        for (key, value) in self.rest {
-            if let Some(session_id) = pending.filter(|_| key.as_str() > SESSION_ID) {
-                map.serialize_entry(SESSION_ID, session_id)?;
-                pending = None;
-            }
-            map.serialize_entry(key, value)?;
-        }
-        if let Some(session_id) = pending {
-            map.serialize_entry(SESSION_ID, session_id)?;
-        }
-        map.end()
+        serialize_merged(
+            serializer,
+            self.rest,
+            self.session_id.map(|v| (SESSION_ID, v)),
+        )
     }
+}
+
+/// Writes `members` and `extra` as one object, in key order, as a `Value`
+/// object writes them.
+fn serialize_merged<S: Serializer, T: Serialize>(
+    serializer: S,
+    members: &Map<String, Value>,
+    extra: Option<(&str, &T)>,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(members.len() + usize::from(extra.is_some())))?;
+    let mut pending = extra;
+    for (key, value) in members {
+        if let Some((name, extra_value)) = pending.filter(|(name, _)| key.as_str() > *name) {
+            map.serialize_entry(name, extra_value)?;
+            pending = None;
+        }
+        map.serialize_entry(key, value)?;
+    }
+    if let Some((name, extra_value)) = pending {
+        map.serialize_entry(name, extra_value)?;
+    }
+    map.end()
 }
 
 impl<'de> Deserialize<'de> for StatusMetadata {

@@ -146,7 +146,7 @@ impl Mapper {
             self.spans.open_text(&id, out);
         }
         if self.spans.current_text.as_deref() != Some(&*id) {
-            self.spans.current_text = Some(id.clone().into_owned());
+            self.spans.current_text = Some(id.to_string());
         }
         self.spans.text_content(&id, text, out);
         if record {
