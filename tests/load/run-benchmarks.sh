@@ -5,7 +5,8 @@
 # (the A2A baseline for "added" latency).
 #
 #   bash tests/load/run-benchmarks.sh            everything (~7 min + build)
-#   SKIP_CRITERION=1 bash tests/load/run-benchmarks.sh   load figures only
+#   SKIP_CRITERION=1 bash tests/load/run-benchmarks.sh   load figures, and the
+#                                                        floor before and after
 #
 # To add the Python reference, start it against a scripted runtime first
 # (see BENCHMARKS.md) and export PY_AGUI_URL=http://127.0.0.1:<port>/ and
@@ -20,9 +21,18 @@ section() { printf '\n### %s\n\n' "$*"; }
 
 cargo build --release -p iac-agui -p iac-agui-load -p iac-agui-scripted-runtime
 
+# The machine's speed moves between minutes (BENCHMARKS.md): the floor is
+# measured before and after the load figures, whatever else is skipped.
+floor() {
+  section "machine speed $1: criterion floor (parse one A2A frame, serialise one AG-UI event)"
+  cargo bench -p iac-agui-core --bench mapping -- floor 2>&1 | grep -E '^[a-z_]+/|time:|thrpt:'
+}
+
 if [[ -z ${SKIP_CRITERION:-} ]]; then
   section "criterion (cargo bench -p iac-agui-core)"
   cargo bench -p iac-agui-core 2>&1 | grep -E '^[a-z_]+/|time:|thrpt:'
+else
+  floor before
 fi
 
 ours=(--spawn --server-bin "$server")
@@ -53,9 +63,16 @@ section "admission: plain runs, one client"
 section "admission: plain runs, 100 clients"
 "$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain
 
+section "admission: the opening burst alone (100 runs, 100 clients at once), three times"
+burst=(--runs 100 --concurrency 100 --threads 2 --scenario plain)
+for _ in 1 2 3; do "$load" "${ours[@]}" "${burst[@]}"; done
+"$load" "${a2a[@]}" "${burst[@]}"
+
 section "memory over one, then three 1,000,000-delta runs"
 "$load" "${ours[@]}" --runs 1 --scenario deltas:1000000
 "$load" "${ours[@]}" --runs 3 --scenario deltas:1000000
+
+floor after
 
 section "idle streams (heartbeat 1 s)"
 "$load" idle "${ours[@]}" --streams "${IDLE_STREAMS:-5000}" --concurrency 200 --hold 5 --heartbeat 1
