@@ -484,10 +484,10 @@ fn check_frame(name: &str, raw: &Value, frame: &StreamResponse) {
         StreamResponse::Message(message) => check_message(name, inner, message),
         StreamResponse::StatusUpdate(_) | StreamResponse::ArtifactUpdate(_) => {}
     }
-    if kind != "artifactUpdate" {
-        assert_eq!(metadata_of(frame).as_ref(), inner.get("metadata"), "{name}");
-    }
     let metadata = metadata_of(frame);
+    if kind != "artifactUpdate" {
+        assert_eq!(metadata.as_ref(), inner.get("metadata"), "{name}");
+    }
     let iac_object = metadata
         .as_ref()
         .and_then(|m| m.get("iac_code")?.as_object());
