@@ -465,20 +465,6 @@ impl TaskState {
         }
     }
 
-    /// True for the states that end an AG-UI run: the task finished,
-    /// failed, or waits for input (SPEC §6).
-    pub fn ends_run(&self) -> bool {
-        matches!(
-            self,
-            TaskState::Completed
-                | TaskState::InputRequired
-                | TaskState::Failed
-                | TaskState::Canceled
-                | TaskState::Rejected
-                | TaskState::AuthRequired
-        )
-    }
-
     /// The normalised kebab-case name.
     pub fn as_str(&self) -> &str {
         match self {
@@ -503,7 +489,8 @@ impl TaskState {
     }
 
     /// True for states after which the task does nothing more by itself
-    /// (`input-required` included: iac-code ends every normal turn with it).
+    /// (`input-required` included: iac-code ends every normal turn with it),
+    /// which are the states that end an AG-UI run (SPEC §6).
     pub fn is_terminal(&self) -> bool {
         matches!(
             self,

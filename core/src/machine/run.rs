@@ -422,7 +422,7 @@ impl Run {
             && !known
             && work.mapped.events.is_empty()
             && report.inputs.is_empty()
-            && !report.state.as_ref().is_some_and(TaskState::ends_run)
+            && !report.state.as_ref().is_some_and(TaskState::is_terminal)
     }
 
     /// Persists the document, with the mapper's durable state, as this
@@ -455,7 +455,7 @@ impl Run {
             return self.on_inputs(doc, io, now, mapped.report.inputs);
         }
         if let Some(state) = mapped.report.state {
-            let stop = state.ends_run();
+            let stop = state.is_terminal();
             self.terminal_state = Some(state);
             if stop {
                 self.finish(doc, io, now);
