@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
+use http::uri::Authority;
 use http::Uri;
 use tokio::net::TcpStream;
 
@@ -181,32 +182,42 @@ pub(crate) async fn post(
     let port = authority.port_u16().unwrap_or(80);
     // The pool's key: host and port, never user information.
     let peer = format!("{host}:{port}");
-    let request = request_bytes(&uri, headers, body)?;
-    if let Some(socket) = pool.take(&peer) {
+    let request = request_bytes(&uri, authority, headers, body)?;
+    let mut socket = pool.take(&peer);
+    if let Some(pooled) = &socket {
         // A request that could not be sent whole was never applied: it
         // goes on a new connection. Once sent, a failure is final.
-        if http1::write_all(&socket, &request).await.is_ok() {
-            drop(request);
-            return read_head(socket, pool, peer).await;
+        if http1::write_all(pooled, &request).await.is_err() {
+            socket = None;
         }
     }
-    let ip_host = host.trim_start_matches('[').trim_end_matches(']');
-    let socket = tokio::time::timeout(connect_timeout, TcpStream::connect((ip_host, port)))
-        .await
-        .map_err(|_| ConnError::Refused)?
-        .map_err(|_| ConnError::Refused)?;
-    socket.set_nodelay(true).map_err(|_| ConnError::Broken)?;
-    http1::write_all(&socket, &request)
-        .await
-        .map_err(|_| ConnError::Broken)?;
+    let socket = match socket {
+        Some(socket) => socket,
+        None => {
+            let ip_host = host.trim_start_matches('[').trim_end_matches(']');
+            let socket = tokio::time::timeout(connect_timeout, TcpStream::connect((ip_host, port)))
+                .await
+                .map_err(|_| ConnError::Refused)?
+                .map_err(|_| ConnError::Refused)?;
+            socket.set_nodelay(true).map_err(|_| ConnError::Broken)?;
+            http1::write_all(&socket, &request)
+                .await
+                .map_err(|_| ConnError::Broken)?;
+            socket
+        }
+    };
     drop(request);
     read_head(socket, pool, peer).await
 }
 
 /// The request's bytes: head (Host without user information, no line
 /// breaks from the configured headers) and body.
-fn request_bytes(uri: &Uri, headers: &[(&str, &str)], body: &[u8]) -> Result<Vec<u8>, ConnError> {
-    let authority = uri.authority().ok_or(ConnError::Refused)?;
+fn request_bytes(
+    uri: &Uri,
+    authority: &Authority,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<Vec<u8>, ConnError> {
     let host = authority.host();
     let target = uri.path_and_query().map_or("/", |p| p.as_str());
     let mut request = Vec::with_capacity(256 + body.len());
