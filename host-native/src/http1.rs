@@ -8,8 +8,10 @@
 //! into a per-thread scratch buffer and decodes from there.
 
 use std::cell::RefCell;
-use std::io;
+use std::io::{self, Read as _};
 
+use socket2::SockRef;
+use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 /// Bytes one read may take off a socket.
@@ -34,15 +36,34 @@ pub(crate) enum Got<R> {
 
 /// Reads what `socket` has now into the thread's scratch buffer and hands
 /// it to `f`; never waits.
+///
+/// A read that leaves room in the buffer emptied the socket, so its
+/// readiness is cleared there and then (as tokio's own `poll_read` does):
+/// the next wait for readiness sleeps until more bytes come, instead of
+/// returning at once for a read that finds nothing. Readiness that arrived
+/// after the read is kept, and so is a closed peer.
 pub(crate) fn try_read_with<R>(
     socket: &TcpStream,
     f: impl FnOnce(&[u8]) -> R,
 ) -> io::Result<Got<R>> {
-    SCRATCH.with_borrow_mut(|scratch| match socket.try_read(scratch) {
-        Ok(0) => Ok(Got::Eof),
-        Ok(n) => Ok(Got::Data(f(&scratch[..n]))),
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Got::WouldBlock),
-        Err(e) => Err(e),
+    SCRATCH.with_borrow_mut(|scratch| {
+        let mut read = None;
+        let outcome = socket.try_io(Interest::READABLE, || {
+            let n = (&*SockRef::from(socket)).read(scratch)?;
+            read = Some(n);
+            if n > 0 && n < scratch.len() {
+                Err(io::ErrorKind::WouldBlock.into())
+            } else {
+                Ok(())
+            }
+        });
+        match (read, outcome) {
+            (Some(0), _) => Ok(Got::Eof),
+            (Some(n), _) => Ok(Got::Data(f(&scratch[..n]))),
+            (None, Err(e)) if e.kind() == io::ErrorKind::WouldBlock => Ok(Got::WouldBlock),
+            (None, Err(e)) => Err(e),
+            (None, Ok(())) => unreachable!("a successful read records its length"),
+        }
     })
 }
 
@@ -229,6 +250,40 @@ impl BodyDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// True when `socket.readable()` resolves on its first poll.
+    fn ready_now(socket: &TcpStream) -> bool {
+        let mut ready = std::pin::pin!(socket.readable());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        std::future::Future::poll(ready.as_mut(), &mut cx).is_ready()
+    }
+
+    #[tokio::test]
+    async fn a_read_that_empties_the_socket_waits_for_more_bytes() {
+        use tokio::io::AsyncWriteExt as _;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut peer = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (socket, _) = listener.accept().await.unwrap();
+        let read = |socket: &TcpStream| try_read_with(socket, <[u8]>::to_vec).unwrap();
+
+        peer.write_all(b"abc").await.unwrap();
+        socket.readable().await.unwrap();
+        assert_eq!(read(&socket), Got::Data(b"abc".to_vec()));
+        assert!(
+            !ready_now(&socket),
+            "after a read that left room in the buffer, readiness waits for new bytes"
+        );
+
+        peer.write_all(b"de").await.unwrap();
+        socket.readable().await.unwrap();
+        assert_eq!(read(&socket), Got::Data(b"de".to_vec()));
+
+        drop(peer);
+        socket.readable().await.unwrap();
+        assert_eq!(read(&socket), Got::Eof, "a closed peer stays visible");
+    }
 
     /// Decodes `wire` cut at every split point; every cut must give the
     /// same body, the same end and the same count of bytes used.
