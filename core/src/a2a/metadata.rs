@@ -122,10 +122,7 @@ impl Serialize for StatusMetadata {
         if let Some(odd) = &self.odd {
             return odd.serialize(serializer);
         }
-        let iac_code = self.iac_code.as_ref().map(|rest| IacCodeObject {
-            session_id: self.session_id.as_ref(),
-            rest,
-        });
+        let iac_code = self.iac_code();
         serialize_merged(
             serializer,
             &self.other,
@@ -135,12 +132,7 @@ impl Serialize for StatusMetadata {
 }
 
 /// `iac_code` as an object, the session id in its place among the rest.
-struct IacCodeObject<'a> {
-    session_id: Option<&'a Value>,
-    rest: &'a Map<String, Value>,
-}
-
-impl Serialize for IacCodeObject<'_> {
+impl Serialize for IacCode<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serialize_merged(
             serializer,
