@@ -35,6 +35,69 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Appends `text` as a JSON string literal, escaped as serde_json escapes
+/// it: `"` and `\`, the short forms `\b \f \n \r \t`, other control
+/// characters as `\u00XX` (lowercase hex), everything else as is.
+pub fn push_str_literal(out: &mut String, text: &str) {
+    out.push('"');
+    let mut rest = text;
+    // Every byte that needs an escape is ASCII, so each split falls on a
+    // character boundary.
+    while let Some(at) = first_to_escape(rest.as_bytes()) {
+        out.push_str(&rest[..at]);
+        let byte = rest.as_bytes()[at];
+        match byte {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\x08' => out.push_str("\\b"),
+            b'\x0c' => out.push_str("\\f"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ => {
+                out.push_str("\\u00");
+                out.push_str(&hex(&[byte]));
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
+    out.push('"');
+}
+
+/// The index of the first byte of `bytes` that a JSON string escapes (a
+/// control character, `"` or `\`), eight bytes at a time. In a word, a
+/// byte below 0x20 sets its top bit in `word - 0x2020…` while that bit is
+/// clear in `!word`; `"` and `\` do the same once XORed to zero. The
+/// lowest flagged byte is always a true match (bytes above it may be false
+/// ones, from the borrow).
+pub(crate) fn first_to_escape(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::MAX / 255;
+    const TOPS: u64 = ONES << 7;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        let flagged = ((word.wrapping_sub(ONES * 0x20) & !word)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash))
+            & TOPS;
+        if flagged != 0 {
+            return Some(offset + flagged.trailing_zeros() as usize / 8);
+        }
+        offset += 8;
+    }
+    let tail = chunks.remainder();
+    let at = tail
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')?;
+    Some(offset + at)
+}
+
 /// True when `s` is 64 lowercase hex digits (a SHA-256 digest).
 pub fn is_digest(s: &str) -> bool {
     s.len() == 64
@@ -59,4 +122,36 @@ pub fn lenient_u64(value: &Value) -> Option<u64> {
         return Some(u);
     }
     lenient_i64(value).and_then(|i| u64::try_from(i).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_to_escape;
+
+    fn naive(bytes: &[u8]) -> Option<usize> {
+        bytes
+            .iter()
+            .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    }
+
+    /// Every escaped byte at every position of the first three words, among
+    /// fillers next to the matched values (0x1f/0x20, 0x21/0x23, 0x5b/0x5d,
+    /// 0x7f, and UTF-8 continuation bytes).
+    #[test]
+    fn the_word_scan_finds_what_a_byte_loop_finds() {
+        let fillers: [&str; 6] = [" ", "!#", "[]", "\u{7f}", "é", "😀x"];
+        let targets = (0u8..0x20).chain([b'"', b'\\']);
+        for target in targets {
+            for filler in fillers {
+                for before in 0..24 {
+                    let mut text: Vec<u8> = filler.bytes().cycle().take(before).collect();
+                    text.push(target);
+                    text.extend(filler.bytes().cycle().take(13));
+                    assert_eq!(first_to_escape(&text), naive(&text), "{text:?}");
+                    let clean: Vec<u8> = filler.bytes().cycle().take(before).collect();
+                    assert_eq!(first_to_escape(&clean), None, "{clean:?}");
+                }
+            }
+        }
+    }
 }

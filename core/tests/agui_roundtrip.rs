@@ -277,3 +277,44 @@ fn unknown_types_and_missing_fields_are_refused() {
         assert!(serde_json::from_str::<Event>(bad).is_err(), "{bad}");
     }
 }
+
+/// The delta events are written by hand (`Event::to_json`); they must be
+/// the bytes serde writes for every character that JSON escapes, and for
+/// any timestamp.
+#[test]
+fn hand_written_delta_events_match_serde_for_every_escape() {
+    let mut texts: Vec<String> = (0u8..0x80).map(|b| format!("a{}z", b as char)).collect();
+    texts.extend(
+        [
+            "",
+            "\"\\\"",
+            "\u{7f}\u{80}é😀\u{2028}\u{fffd}",
+            "\n\r\t\u{8}\u{c}\u{0}\u{1f}",
+        ]
+        .map(String::from),
+    );
+    let all: String = (0u8..0x80).map(char::from).collect();
+    texts.push(all);
+    for timestamp in [0, 7, -1, i64::MIN, i64::MAX, 1_764_668_400_008] {
+        for text in &texts {
+            let bodies = [
+                EventBody::TextMessageContent {
+                    message_id: text.clone(),
+                    delta: text.clone(),
+                },
+                EventBody::ReasoningMessageContent {
+                    message_id: "r".into(),
+                    delta: text.clone(),
+                },
+                EventBody::ToolCallArgs {
+                    tool_call_id: text.clone(),
+                    delta: "{}".into(),
+                },
+            ];
+            for body in bodies {
+                let event = Event::new(timestamp, body);
+                assert_eq!(event.to_json(), serde_json::to_string(&event).unwrap());
+            }
+        }
+    }
+}
