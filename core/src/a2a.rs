@@ -339,9 +339,10 @@ pub struct Message {
     /// Task id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
-    /// `ROLE_USER` or `ROLE_AGENT`.
-    #[serde(default)]
-    pub role: String,
+    /// `ROLE_USER` or `ROLE_AGENT`; those two are read without a copy
+    /// (every relayed delta names its role).
+    #[serde(default, deserialize_with = "read_role")]
+    pub role: Cow<'static, str>,
     /// The content.
     #[serde(default)]
     pub parts: Vec<Part>,
@@ -369,6 +370,29 @@ impl Message {
                 Cow::Owned(all)
             }
         }
+    }
+}
+
+fn read_role<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Cow<'static, str>, D::Error> {
+    struct Visitor;
+    impl serde::de::Visitor<'_> for Visitor {
+        type Value = Cow<'static, str>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a role string")
+        }
+        fn visit_str<E: serde::de::Error>(self, raw: &str) -> Result<Self::Value, E> {
+            Ok(role_of(raw))
+        }
+    }
+    deserializer.deserialize_str(Visitor)
+}
+
+/// A role as read: the runtime's two spellings without a copy.
+fn role_of(raw: &str) -> Cow<'static, str> {
+    match raw {
+        "ROLE_AGENT" => Cow::Borrowed("ROLE_AGENT"),
+        "ROLE_USER" => Cow::Borrowed("ROLE_USER"),
+        other => Cow::Owned(other.to_owned()),
     }
 }
 

@@ -32,8 +32,9 @@ pub enum SseItem {
 /// lines joined with `\n`, and its `id:` when one was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
-    /// The `event:` field, or `message`.
-    pub event: String,
+    /// The `event:` field, or `message` (not allocated: nearly every
+    /// event is one).
+    pub event: Cow<'static, str>,
     /// Every `data:` line of the event, joined with `\n`.
     pub data: String,
     /// The `id:` field of this event, if any.
@@ -215,8 +216,8 @@ impl SseParser {
         self.has_data = false;
         let data = core::mem::take(&mut self.data);
         let event = match event {
-            Some(name) if !name.is_empty() => name,
-            _ => String::from("message"),
+            Some(name) if !name.is_empty() => Cow::Owned(name),
+            _ => Cow::Borrowed("message"),
         };
         self.ready
             .push_back(SseItem::Event(SseEvent { event, data, id }));

@@ -14,6 +14,7 @@
 //! Seeds are printed; rerun one with `MACHINE_PROPS_SEED=<n>`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use iac_agui_core::a2a::StreamFrame;
 use iac_agui_core::agui::{EventBody, Outcome};
@@ -92,8 +93,8 @@ struct World {
     store: BTreeMap<String, Value>,
     effects: BTreeMap<u64, Effect>,
     persists: BTreeMap<u64, (String, Value)>,
-    runs: BTreeMap<(String, String), RunLog>,
-    active: BTreeMap<String, String>,
+    runs: BTreeMap<(Arc<str>, Arc<str>), RunLog>,
+    active: BTreeMap<Arc<str>, Arc<str>>,
     /// Last persisted-or-current pending ids per thread, for loss checks.
     pending: BTreeMap<String, BTreeSet<String>>,
     next_run: u64,
@@ -666,10 +667,10 @@ impl World {
                 .any(|c| reasons.contains(*c));
         let answered_cancelled = self
             .active
-            .get(&doc.thread_id)
+            .get(doc.thread_id.as_str())
             .and_then(|run| {
                 self.cancelled_entries
-                    .get(&(doc.thread_id.clone(), run.clone()))
+                    .get(&(doc.thread_id.clone(), run.to_string()))
             })
             .cloned()
             .unwrap_or_default();

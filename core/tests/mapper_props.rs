@@ -200,7 +200,11 @@ fn simulate(seed: u64) -> (Vec<Event>, DurableMapperState, bool) {
                 } else {
                     FeedOptions::LIVE
                 };
+                // Moving the ids out of the frame maps it the same way.
+                let (mut twin, mut twin_ids) = (mapper.clone(), ids.clone());
+                let owned = twin.feed_owned(frame.clone(), options, now, &mut twin_ids);
                 let mapped = mapper.feed(&frame, options, now, &mut ids);
+                assert_eq!(owned, mapped, "feed_owned differs on {frame:?}");
                 events.extend(mapped.events);
                 interrupts.extend(mapped.report.inputs);
             }

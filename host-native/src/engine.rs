@@ -126,7 +126,8 @@ enum Msg {
     Disconnected(RunKey),
 }
 
-type RunKey = (String, String);
+/// A run's thread and run ids, shared with the machine's outputs.
+type RunKey = (Arc<str>, Arc<str>);
 
 impl Engine {
     /// Starts one actor per event loop of `loops`, or, without loops, one
@@ -339,7 +340,10 @@ impl Actor {
                 load,
                 reply,
             } => {
-                let key = (run.input.thread_id.clone(), run.input.run_id.clone());
+                let key: RunKey = (
+                    run.input.thread_id.as_str().into(),
+                    run.input.run_id.as_str().into(),
+                );
                 self.machine.handle_run_request(now, *run, &cwd, load);
                 // A decision in this very drain belongs to this request; a
                 // later one (after the admission persist) to the waiter.
@@ -474,7 +478,7 @@ impl Actor {
                 // admission, before the client's first byte.
                 let admission = mine
                     .as_deref()
-                    .is_some_and(|m| m.as_ref().is_some_and(|(key, _)| key.0 == thread_id));
+                    .is_some_and(|m| m.as_ref().is_some_and(|(key, _)| *key.0 == *thread_id));
                 self.persist(id, thread_id, document, admission)
             }
             Output::A2a {

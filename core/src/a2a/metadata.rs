@@ -46,6 +46,17 @@ impl StatusMetadata {
         })
     }
 
+    /// Takes `iac_code.iacCodeSessionId` out when it is a non-empty string.
+    pub fn take_session_id(&mut self) -> Option<String> {
+        match self.session_id.take() {
+            Some(Value::String(id)) if !id.is_empty() => Some(id),
+            other => {
+                self.session_id = other;
+                None
+            }
+        }
+    }
+
     /// The top-level values inside, for a caller that rewrites values in
     /// place (the scripted runtime writes numbers as doubles).
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {

@@ -1,6 +1,8 @@
 //! The plain data a host exchanges with the [`super::Machine`]: settings,
 //! loaded documents, effects (`Output`) and their outcomes (`Answer`).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -79,6 +81,10 @@ impl core::fmt::Debug for A2aBody {
 }
 
 /// Everything the machine asks the host to do.
+///
+/// The outputs of a run name it with shared strings: a run emits an event
+/// for nearly every relayed frame, and two copied ids per event were one
+/// allocation in eight on that path (BENCHMARKS.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Output {
@@ -86,18 +92,18 @@ pub enum Output {
     #[serde(rename_all = "camelCase")]
     Admitted {
         /// Thread of the run.
-        thread_id: String,
+        thread_id: Arc<str>,
         /// The run.
-        run_id: String,
+        run_id: Arc<str>,
     },
     /// The request is refused before the stream: answer `status` with `body`
     /// (the JSON error envelope).
     #[serde(rename_all = "camelCase")]
     Refused {
         /// Thread of the request.
-        thread_id: String,
+        thread_id: Arc<str>,
         /// Run id of the request.
-        run_id: String,
+        run_id: Arc<str>,
         /// HTTP status.
         status: u16,
         /// `{"error":{"code","message"}}`.
@@ -107,9 +113,9 @@ pub enum Output {
     #[serde(rename_all = "camelCase")]
     Emit {
         /// Thread of the run.
-        thread_id: String,
+        thread_id: Arc<str>,
         /// The run.
-        run_id: String,
+        run_id: Arc<str>,
         /// The event.
         event: Event,
     },
@@ -118,9 +124,9 @@ pub enum Output {
     #[serde(rename_all = "camelCase")]
     RunEnded {
         /// Thread of the run.
-        thread_id: String,
+        thread_id: Arc<str>,
         /// The run.
-        run_id: String,
+        run_id: Arc<str>,
     },
     /// Atomically replace the thread's document (SPEC §11), then answer
     /// `Persisted`. Writes of one thread must happen in order.

@@ -43,6 +43,7 @@ mod run_effects;
 mod run_resume;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use crate::document::{parse_iso_ms, ThreadDocument};
 use crate::error::{ErrorCode, MessageKey, ProtocolError};
@@ -161,8 +162,8 @@ impl Machine {
         let language = run.language;
         let refuse = |io: &mut Io, error: ProtocolError| {
             io.push(Output::Refused {
-                thread_id: thread_id.clone(),
-                run_id: run_id.clone(),
+                thread_id: thread_id.as_str().into(),
+                run_id: run_id.as_str().into(),
                 status: error.code.http_status(),
                 body: error.envelope(language),
             });
@@ -363,10 +364,10 @@ impl Machine {
             Owner::CancelReply(ticket) => self.io.cancel_step(ticket, CancelStep::TaskReplied),
             Owner::BestEffort(_) | Owner::TaskCancel => {}
             Owner::Run { thread, run_id } => {
-                let Some(t) = self.threads.get_mut(&thread) else {
+                let Some(t) = self.threads.get_mut(&*thread) else {
                     return;
                 };
-                let Some(run) = t.run.as_mut().filter(|r| r.run_id() == run_id) else {
+                let Some(run) = t.run.as_mut().filter(|r| r.run_id() == &*run_id) else {
                     return;
                 };
                 run.on_answer(&mut t.doc, &mut self.io, now_ms, id, answer);
@@ -465,8 +466,8 @@ impl Machine {
         let run = admitting.run;
         if matches!(answer, Answer::Persisted { ok: true }) {
             self.io.push(Output::Admitted {
-                thread_id: thread_id.to_owned(),
-                run_id: run.input.run_id.clone(),
+                thread_id: thread_id.into(),
+                run_id: run.input.run_id.as_str().into(),
             });
             let started = Run::start(*run, &mut thread.doc, &mut self.io, now_ms);
             if !started.is_done() {
@@ -483,8 +484,8 @@ impl Machine {
         }
         let error = ProtocolError::new(ErrorCode::StateUnavailable, MessageKey::StateUnavailable);
         self.io.push(Output::Refused {
-            thread_id: thread_id.to_owned(),
-            run_id: run.input.run_id.clone(),
+            thread_id: thread_id.into(),
+            run_id: run.input.run_id.as_str().into(),
             status: 503,
             body: error.envelope(run.language),
         });
@@ -562,9 +563,11 @@ enum Owner {
     BestEffort(String),
     /// A CancelTask whose answer is ignored; it never blocks eviction.
     TaskCancel,
+    /// A run's effect; shared strings, as a stream's owner is looked up
+    /// for each of its frames.
     Run {
-        thread: String,
-        run_id: String,
+        thread: Arc<str>,
+        run_id: Arc<str>,
     },
 }
 
@@ -573,7 +576,8 @@ impl Owner {
     fn thread(&self) -> Option<&str> {
         match self {
             Owner::Admission(t) | Owner::BestEffort(t) => Some(t),
-            Owner::Cancel { thread, .. } | Owner::Run { thread, .. } => Some(thread),
+            Owner::Cancel { thread, .. } => Some(thread),
+            Owner::Run { thread, .. } => Some(thread),
             Owner::TaskCancel | Owner::CancelReply(_) => None,
         }
     }

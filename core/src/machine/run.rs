@@ -8,6 +8,7 @@
 //! preparation and answer application live in `run_resume.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use super::resume::Resolution;
 use super::run_effects::{interrupt_of, merge_pending, rejection};
@@ -23,8 +24,8 @@ use crate::validate::{IacCodeProps, ValidatedRun};
 /// One admitted run of a thread.
 #[derive(Debug)]
 pub(super) struct Run {
-    pub(super) thread_id: String,
-    pub(super) run_id: String,
+    pub(super) thread_id: Arc<str>,
+    pub(super) run_id: Arc<str>,
     pub(super) language: Language,
     pub(super) props: IacCodeProps,
     pub(super) entries: Option<Vec<ResumeEntry>>,
@@ -179,8 +180,8 @@ impl Run {
             text_snapshot_digests: doc.execution.text_snapshot_digests.clone(),
         };
         let mut run = Run {
-            thread_id: doc.thread_id.clone(),
-            run_id: input.run_id.clone(),
+            thread_id: doc.thread_id.as_str().into(),
+            run_id: input.run_id.as_str().into(),
             language,
             props: iac,
             entries: input.resume.clone(),
@@ -259,7 +260,13 @@ impl Run {
                 Answer::StreamEnded => Item::End(id),
                 _ => Item::Failed(id),
             };
-            self.inbox.push_back(item);
+            if self.inbox.is_empty() && self.waiting.is_none() {
+                // Nothing queued, nothing awaited: mapped now, never queued
+                // (a queue of one, allocated and freed for each frame).
+                self.take(doc, io, now, item);
+            } else {
+                self.inbox.push_back(item);
+            }
             self.pump(doc, io, now);
         }
     }
@@ -296,27 +303,32 @@ impl Run {
                 self.inbox = VecDeque::new();
                 return;
             };
-            match item {
-                Item::Frame(id, frame) if self.stream_is(id) => self.on_frame(doc, io, now, frame),
-                Item::End(id) if self.stream_is(id) => self.on_stream_end(doc, io, now),
-                Item::Failed(id) if self.stream_is(id) => self.on_stream_failed(doc, io, now),
-                Item::Task(task) => {
-                    let frame = StreamResponse::Task(*task);
-                    let mapped = self
-                        .mapper
-                        .feed(&frame, FeedOptions::LIVE, now, &mut io.ids);
-                    self.identity_stage(doc, io, now, Work { mapped });
-                }
-                Item::OpenSubscribe => self.open_subscribe(doc, io, StreamKind::SidebandSubscribe),
-                Item::RequireTerminal => self.fail(
-                    doc,
-                    io,
-                    now,
-                    ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::A2aUnavailable),
-                    Failure::Plain,
-                ),
-                _ => {}
+            self.take(doc, io, now, item);
+        }
+    }
+
+    /// Acts on one item of the stream, in order.
+    fn take(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64, item: Item) {
+        match item {
+            Item::Frame(id, frame) if self.stream_is(id) => self.on_frame(doc, io, now, frame),
+            Item::End(id) if self.stream_is(id) => self.on_stream_end(doc, io, now),
+            Item::Failed(id) if self.stream_is(id) => self.on_stream_failed(doc, io, now),
+            Item::Task(task) => {
+                let frame = StreamResponse::Task(*task);
+                let mapped = self
+                    .mapper
+                    .feed(&frame, FeedOptions::LIVE, now, &mut io.ids);
+                self.identity_stage(doc, io, now, Work { mapped });
             }
+            Item::OpenSubscribe => self.open_subscribe(doc, io, StreamKind::SidebandSubscribe),
+            Item::RequireTerminal => self.fail(
+                doc,
+                io,
+                now,
+                ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::A2aUnavailable),
+                Failure::Plain,
+            ),
+            _ => {}
         }
     }
 
@@ -341,7 +353,7 @@ impl Run {
         };
         let mapped = self
             .mapper
-            .feed(&parsed, FeedOptions::LIVE, now, &mut io.ids);
+            .feed_owned(*parsed, FeedOptions::LIVE, now, &mut io.ids);
         let work = Work { mapped };
         let accepting = matches!(
             stream.kind,
@@ -513,8 +525,8 @@ impl Run {
         match self.terminal_state {
             Some(TaskState::Completed | TaskState::InputRequired) => {
                 let body = EventBody::RunFinished {
-                    thread_id: self.thread_id.clone(),
-                    run_id: self.run_id.clone(),
+                    thread_id: self.thread_id.to_string(),
+                    run_id: self.run_id.to_string(),
                     outcome: Outcome::Success,
                     usage: self.mapper.usage(),
                 };
@@ -622,8 +634,8 @@ impl Run {
             .map(|p| interrupt_of(p, now, io.config.interrupt_ttl_ms, self.language))
             .collect();
         let body = EventBody::RunFinished {
-            thread_id: self.thread_id.clone(),
-            run_id: self.run_id.clone(),
+            thread_id: self.thread_id.to_string(),
+            run_id: self.run_id.to_string(),
             outcome: Outcome::Interrupt { interrupts },
             usage: self.mapper.usage(),
         };

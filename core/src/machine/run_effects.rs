@@ -175,7 +175,7 @@ impl Run {
         }
         self.sync(doc);
         mark_terminal(doc);
-        io.persist(Owner::BestEffort(self.thread_id.clone()), doc);
+        io.persist(Owner::BestEffort(self.thread_id.to_string()), doc);
     }
 
     pub(super) fn emit_session(&mut self, doc: &ThreadDocument, io: &mut Io, now: i64) {

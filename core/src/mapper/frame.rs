@@ -9,7 +9,9 @@ use super::interrupt::collect_inputs;
 use super::pipeline::collect_session_id;
 use super::tools::non_empty;
 use super::{stamp, FeedOptions, FrameReport, Mapped, Mapper};
-use crate::a2a::{IacCode, Message, StatusMetadata, StreamResponse, Task, TaskState};
+use crate::a2a::{
+    IacCode, Message, StatusMetadata, StreamResponse, Task, TaskState, TaskStatusUpdateEvent,
+};
 use crate::agui::EventBody;
 use crate::ids::IdGen;
 
@@ -69,30 +71,51 @@ impl<'a> FrameView<'a> {
             artifact: None,
         }
     }
+
+    /// The frame's own ids and state, copied into a new report.
+    pub(super) fn report(&self) -> FrameReport {
+        let session = non_empty(self.iac_code.and_then(|c| c.get("iacCodeSessionId")));
+        FrameReport {
+            task_id: self.task_id.filter(|s| !s.is_empty()).map(str::to_owned),
+            context_id: self.context_id.filter(|s| !s.is_empty()).map(str::to_owned),
+            session_ids: session.map(str::to_owned).into_iter().collect(),
+            state: self.state.cloned(),
+            ..FrameReport::default()
+        }
+    }
+}
+
+/// The ids and state of a status update, moved out of it into a new report
+/// (one per relayed delta: no copies). What is left maps as before.
+pub(super) fn take_report(update: &mut TaskStatusUpdateEvent) -> FrameReport {
+    let session = update
+        .metadata
+        .as_mut()
+        .and_then(StatusMetadata::take_session_id);
+    FrameReport {
+        task_id: Some(std::mem::take(&mut update.task_id)).filter(|s| !s.is_empty()),
+        context_id: Some(std::mem::take(&mut update.context_id)).filter(|s| !s.is_empty()),
+        session_ids: session.into_iter().collect(),
+        state: Some(update.status.state.clone()),
+        ..FrameReport::default()
+    }
 }
 
 impl Mapper {
     /// Maps a frame: Pipeline batch then envelope, thinking, tool, usage,
-    /// artifact, then text; and reports ids, state and required inputs.
+    /// artifact, then text; and adds envelope session ids and required
+    /// inputs to `report`, which holds the frame's own ids and state.
     pub(super) fn map_view(
         &mut self,
         view: &FrameView<'_>,
+        mut report: FrameReport,
         options: FeedOptions,
         now_ms: i64,
         ids: &mut IdGen,
     ) -> Mapped {
         let mut out = Vec::new();
-        let mut report = FrameReport {
-            task_id: view.task_id.filter(|s| !s.is_empty()).map(str::to_owned),
-            context_id: view.context_id.filter(|s| !s.is_empty()).map(str::to_owned),
-            state: view.state.cloned(),
-            ..FrameReport::default()
-        };
         let empty = serde_json::Map::new();
         let iac_code = view.iac_code.unwrap_or_else(|| IacCode::of_map(&empty));
-        if let Some(session) = non_empty(iac_code.get("iacCodeSessionId")) {
-            report.session_ids.push(session.to_owned());
-        }
         let batch = iac_code
             .get("pipelineBatch")
             .and_then(|b| b.get("events"))

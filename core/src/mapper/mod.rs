@@ -242,7 +242,23 @@ impl Mapper {
         ids: &mut IdGen,
     ) -> Mapped {
         let view = frame::FrameView::of(frame);
-        self.map_view(&view, options, now_ms, ids)
+        self.map_view(&view, view.report(), options, now_ms, ids)
+    }
+
+    /// [`Mapper::feed`] for a frame the caller is done with: a status
+    /// update's ids move into the report instead of being copied.
+    pub fn feed_owned(
+        &mut self,
+        mut frame: StreamResponse,
+        options: FeedOptions,
+        now_ms: i64,
+        ids: &mut IdGen,
+    ) -> Mapped {
+        let StreamResponse::StatusUpdate(update) = &mut frame else {
+            return self.feed(&frame, options, now_ms, ids);
+        };
+        let report = frame::take_report(update);
+        self.map_view(&frame::FrameView::of(&frame), report, options, now_ms, ids)
     }
 
     /// Maps a GetTask (or CancelTask / SendMessage) task snapshot; on a resume
@@ -255,7 +271,7 @@ impl Mapper {
         ids: &mut IdGen,
     ) -> Mapped {
         let view = frame::FrameView::of_task(task);
-        self.map_view(&view, options, now_ms, ids)
+        self.map_view(&view, view.report(), options, now_ms, ids)
     }
 
     /// Maps the 200 body of `GET /iac-code/pipeline/state`:

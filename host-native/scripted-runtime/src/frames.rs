@@ -29,7 +29,7 @@ impl TurnIds {
             message_id: format!("{}-{suffix}", self.task),
             context_id: Some(self.context.clone()),
             task_id: Some(self.task.clone()),
-            role: "ROLE_AGENT".to_owned(),
+            role: "ROLE_AGENT".into(),
             parts: vec![Part::text(text)],
             metadata: None,
         }
@@ -226,7 +226,7 @@ pub(crate) fn permission_ack(
         message_id: format!("permission-ack-{ack_id}"),
         context_id: Some(ids.context.clone()),
         task_id: Some(ids.task.clone()),
-        role: "ROLE_AGENT".to_owned(),
+        role: "ROLE_AGENT".into(),
         parts: vec![Part::json(json!({
             "schemaVersion": 1, "kind": "permission_ack", "inputId": input_id,
             "toolUseId": tool_use_id, "decision": decision, "accepted": true
