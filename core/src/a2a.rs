@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+mod delta;
 mod metadata;
 
 pub use metadata::{IacCode, StatusMetadata};
@@ -184,10 +185,14 @@ pub enum StreamFrame {
 
 impl StreamFrame {
     /// Parses an SSE `data` payload; `None` when it is not a JSON object.
-    /// Well-formed frames are read straight into their types (no
-    /// intermediate `Value`); anything else goes through
+    /// A text delta's shape is read by hand (`delta.rs`); other
+    /// well-formed frames straight into their types (no intermediate
+    /// `Value`); anything else goes through
     /// [`StreamFrame::from_value`], so both paths decide alike.
     pub fn parse(data: &str) -> Option<StreamFrame> {
+        if let Some(frame) = delta::read(data) {
+            return Some(frame);
+        }
         #[derive(Deserialize)]
         struct Typed {
             #[serde(default)]

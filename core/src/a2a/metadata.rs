@@ -46,6 +46,15 @@ impl StatusMetadata {
         })
     }
 
+    /// `{"iac_code":{"iacCodeSessionId":session_id}}`.
+    pub(super) fn of_session_id(session_id: String) -> Self {
+        StatusMetadata {
+            session_id: Some(Value::String(session_id)),
+            iac_code: Some(Map::new()),
+            ..StatusMetadata::default()
+        }
+    }
+
     /// Takes `iac_code.iacCodeSessionId` out when it is a non-empty string.
     pub fn take_session_id(&mut self) -> Option<String> {
         match self.session_id.take() {
