@@ -83,8 +83,8 @@ impl core::fmt::Debug for A2aBody {
 /// Everything the machine asks the host to do.
 ///
 /// The outputs of a run name it with shared strings: a run emits an event
-/// for nearly every relayed frame, and two copied ids per event were one
-/// allocation in eight on that path (BENCHMARKS.md).
+/// for nearly every relayed frame, and copying its two ids for each was
+/// two of the 27 allocations of a relayed text delta (BENCHMARKS.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Output {
