@@ -192,9 +192,7 @@ impl Event {
             Err(_) => String::new(),
         }
     }
-}
 
-impl Event {
     /// `{"timestamp":…,"type":…,"<id_key>":…,"delta":…}`, as serde writes
     /// an event of two string fields.
     fn delta_json(&self, kind: &str, id_key: &str, id: &str, delta: &str) -> String {

@@ -56,7 +56,7 @@ impl StatusMetadata {
     }
 
     /// Takes `iac_code.iacCodeSessionId` out when it is a non-empty string.
-    pub fn take_session_id(&mut self) -> Option<String> {
+    pub(crate) fn take_session_id(&mut self) -> Option<String> {
         match self.session_id.take() {
             Some(Value::String(id)) if !id.is_empty() => Some(id),
             other => {
