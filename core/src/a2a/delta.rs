@@ -153,6 +153,7 @@ mod tests {
 
     use super::read;
     use crate::a2a::StreamFrame;
+    use crate::ids::IdGen;
 
     /// What serde reads, through the `Value` path that decides like the
     /// typed one.
@@ -226,16 +227,12 @@ mod tests {
         "null",
     ];
 
-    /// SplitMix64, for reproducible frames.
-    struct Rng(u64);
+    /// Reproducible choices.
+    struct Rng(IdGen);
 
     impl Rng {
         fn below(&mut self, n: usize) -> usize {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) % n as u64) as usize
+            (self.0.next_u64() % n as u64) as usize
         }
 
         fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
@@ -287,7 +284,7 @@ mod tests {
     /// put in: whatever the reader takes, serde reads the same.
     #[test]
     fn what_it_reads_serde_reads_the_same() {
-        let mut rng = Rng(7);
+        let mut rng = Rng(IdGen::new(7));
         let mut taken = 0;
         for _ in 0..3_000 {
             let data = frame(&mut rng);
