@@ -35,7 +35,16 @@ else
   floor before
 fi
 
-ours=(--spawn --server-bin "$server")
+# Every spawned server's thread files stay until the script ends, as a
+# server's do: the state disk here is ext4 without a journal, which skips
+# the inodes freed in the last 60 s (360 s while their table block is
+# dirty) when it makes a file, so a step that followed the deletions of
+# the step before paid up to 25 times the CPU per new thread file
+# (BENCHMARKS.md).
+TMPDIR="$(mktemp -d)"
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
+ours=(--spawn --server-bin "$server" --keep-state)
 a2a=(--spawn --a2a)
 
 section "one run, 100k deltas (x5): throughput, CPU per event"
