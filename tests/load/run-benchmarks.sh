@@ -36,11 +36,8 @@ else
 fi
 
 # Every spawned server's thread files stay until the script ends, as a
-# server's do: the state disk here is ext4 without a journal, which skips
-# the inodes freed in the last 60 s (360 s while their table block is
-# dirty) when it makes a file, so a step that followed the deletions of
-# the step before paid up to 25 times the CPU per new thread file
-# (BENCHMARKS.md).
+# server's do: deleting them made the next step's new files cost up to 25
+# times the CPU (BENCHMARKS.md, "Where the burst and the tick hop go").
 TMPDIR="$(mktemp -d)"
 export TMPDIR
 trap 'rm -rf "$TMPDIR"' EXIT
