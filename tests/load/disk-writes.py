@@ -5,7 +5,7 @@ allows: each thread overwrites its own 4 KiB file and flushes it
 state store does for every write. Also the same without the directory
 flush, and a bare fdatasync. Prints one table; needs nothing but Python.
 
-usage: disk-writes.py [DIR] [SECONDS PER ROW]   (DIR defaults to $TMPDIR or /tmp)
+usage: disk-writes.py [DIR] [SECONDS PER CELL]   (DIR defaults to $TMPDIR or /tmp)
 """
 import os
 import sys
@@ -62,7 +62,8 @@ def main():
             cells = []
             for n in THREADS:
                 per_second = rate(directory, mode, n, seconds)
-                cells.append(f"{per_second:,.0f} ({n / per_second * 1e3:.2f})")
+                each = f"{n / per_second * 1e3:.2f}" if per_second else "-"
+                cells.append(f"{per_second:,.0f} ({each})")
             print(f"| {mode} | " + " | ".join(cells) + " |")
 
 
