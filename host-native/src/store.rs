@@ -59,8 +59,11 @@ pub enum StoreError {
     Symlink,
     /// The file is not a JSON object (or too large).
     Corrupt,
-    /// An I/O error, with its kind (never a path or content).
+    /// An I/O error that is not the operating system's, by its kind.
     Io(std::io::ErrorKind),
+    /// An operating system error, by its number, so that the log names it
+    /// ("Too many open files"). Never a path or content.
+    Os(i32),
 }
 
 impl std::fmt::Display for StoreError {
@@ -69,6 +72,11 @@ impl std::fmt::Display for StoreError {
             StoreError::Symlink => f.write_str("state file is a symlink"),
             StoreError::Corrupt => f.write_str("state file is not a JSON object"),
             StoreError::Io(kind) => write!(f, "state file I/O failed: {kind}"),
+            StoreError::Os(code) => write!(
+                f,
+                "state file I/O failed: {}",
+                std::io::Error::from_raw_os_error(*code)
+            ),
         }
     }
 }
@@ -524,7 +532,8 @@ impl StateStore {
 }
 
 fn io(err: std::io::Error) -> StoreError {
-    StoreError::Io(err.kind())
+    err.raw_os_error()
+        .map_or(StoreError::Io(err.kind()), StoreError::Os)
 }
 
 /// Whether no file (nor symlink) is at `path`: one lookup, made on the
@@ -746,6 +755,20 @@ mod tests {
 
     fn pooled(store: &StateStore) -> usize {
         store.spares.lock().unwrap().len()
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_names_the_os_error_but_no_path() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("gone");
+        let store = StateStore::open(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let mut guard = store.lock("t").await;
+        let error = guard.persist(&json!({"v": 1}), false).await.unwrap_err();
+        assert_eq!(error, StoreError::Os(libc::ENOENT));
+        let message = error.to_string();
+        assert!(message.contains("No such file or directory"), "{message}");
+        assert!(!message.contains("gone"), "{message}");
     }
 
     #[tokio::test]
