@@ -34,6 +34,20 @@ impl std::fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
+/// Raises the soft limit on open descriptors to the hard one. Every stream
+/// holds two (its client's connection and its A2A stream), so the usual
+/// soft limit of 1,024 would refuse new runs from about 500 open streams on,
+/// while the hard limit is usually far higher.
+fn raise_open_file_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return;
+    };
+    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        tracing::debug!(from = soft, to = hard, "raised the open file limit");
+    }
+}
+
 /// Runs the server on `loops` (this task on the first) until a signal or
 /// idle shutdown.
 ///
@@ -44,6 +58,7 @@ pub async fn run(settings: Settings, loops: EventLoops) -> Result<(), StartupErr
     // Caught from the start: a signal that arrives while the server is still
     // starting (as soon as it listens, say) stops it cleanly once it runs.
     let signals = Signals::catch();
+    raise_open_file_limit();
     let store = StateStore::open(&settings.state_dir)
         .map_err(|e| StartupError(format!("the state directory cannot be used: {e}")))?;
     let timeouts = A2aTimeouts::default();

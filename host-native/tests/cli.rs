@@ -90,3 +90,45 @@ fn sigterm_stops_the_server_cleanly() {
     assert_eq!(last["message"], "shutting down");
     assert_eq!(last["reason"], "SIGTERM");
 }
+
+/// The soft and hard "Max open files" of process `pid`.
+fn open_file_limits(pid: u32) -> (String, String) {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let mut fields = line["Max open files".len()..].split_whitespace();
+    (
+        fields.next().unwrap().to_owned(),
+        fields.next().unwrap().to_owned(),
+    )
+}
+
+#[test]
+fn the_open_file_limit_is_raised_to_the_hard_limit() {
+    let state = tempfile::tempdir().unwrap();
+    let port = free_port();
+    // Started with a soft limit of 256, as a service manager might.
+    let mut child = Command::new("bash")
+        .args(["-c", "ulimit -Sn 256 && exec \"$@\"", "bash", BIN, "serve"])
+        .args(["--demo", "--port", &port.to_string(), "--state-dir"])
+        .arg(state.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the server never listened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (soft, hard) = open_file_limits(child.id());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(hard, "256", "the hard limit leaves nothing to raise");
+    assert_eq!(soft, hard);
+}
