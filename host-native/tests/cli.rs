@@ -14,6 +14,18 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Waits until something listens on `port`.
+fn wait_listening(port: u16) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the server never listened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn missing_iac_code_is_one_line_with_the_install_command() {
     let empty = tempfile::tempdir().unwrap();
@@ -73,14 +85,7 @@ fn sigterm_stops_the_server_cleanly() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the server never listened"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_listening(port);
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let output = child.wait_with_output().unwrap();
@@ -118,14 +123,7 @@ fn the_open_file_limit_is_raised_to_the_hard_limit() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the server never listened"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_listening(port);
     let (soft, hard) = open_file_limits(child.id());
     child.kill().unwrap();
     child.wait().unwrap();
