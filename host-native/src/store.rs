@@ -13,8 +13,13 @@
 //! directory is written, fsynced, renamed over the file, and the directory
 //! fsynced. Either way a crash at any point leaves the old or the new
 //! document, never a mix. Documents are padded with blanks to whole blocks.
+//!
+//! Writes are made in rounds (group commit): the writes that wait while one
+//! round is made form the next, the admissions first. Each batch of writes
+//! is flushed at once where it can be, then renamed, then covered by one
+//! directory fsync (see [`StateStore::commit_queued`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::{
@@ -31,25 +36,21 @@ use tokio::sync::{oneshot, Mutex as AsyncMutex, OwnedMutexGuard};
 /// not ours).
 pub const MAX_DOCUMENT_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Thread files written at once. A write is mostly waiting for its fsync,
-/// but each one also holds a blocking thread, and creating or renaming an
-/// entry takes the state directory's lock: a hundred concurrent writers
-/// mean a hundred threads switching in and out and spinning on that lock
-/// (BENCHMARKS.md), while this many still keep the disk's queue full.
-const WRITERS: usize = 8;
-
-/// While fewer other writes than this wait, a waiting admission write gets
-/// the next slot set free; from there on, the other writes do (see
-/// [`WaitLine`]).
-const BACKLOG: usize = 32 * WRITERS;
-
 /// Spare files kept in the state directory (`.spare-<hex>`), so that no
 /// write waits for the file system to allocate an inode: a write fills a
-/// spare and renames it into place (see `StateStore::write_through_spare`).
+/// spare and renames it into place (see `StateStore::commit_through_spares`).
 /// Only a thread's first write uses one up; a background task makes new
 /// ones when half are gone.
 const SPARES: usize = 64;
 const SPARE_PREFIX: &str = ".spare-";
+
+/// Unwritten data of others, in bytes, under which a batch of writes is
+/// flushed with one `syncfs` (see `flush`).
+const SYNCFS_SLACK: u64 = 4 << 20;
+
+/// Files of one batch flushed at once when they are flushed one by one
+/// (see `flush`).
+const FLUSHERS: usize = 8;
 
 /// Why a thread document could not be read or written. Every variant maps to
 /// `STATE_UNAVAILABLE` at admission or `STATE_PERSISTENCE_FAILED` mid-run.
@@ -88,10 +89,8 @@ impl std::error::Error for StoreError {}
 pub struct StateStore {
     dir: PathBuf,
     slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
-    writers: Mutex<WaitLine>,
-    /// Renames made and made durable, for [`StateStore::sync_dir`].
-    dir_syncs: Mutex<DirSyncs>,
-    dir_synced: std::sync::Condvar,
+    /// Writes waiting for the next batch.
+    queue: Mutex<WriteQueue>,
     /// Names of the spare files ready for a write.
     spares: Mutex<Vec<String>>,
     /// A refill of `spares` is running.
@@ -101,6 +100,9 @@ pub struct StateStore {
     exchange: std::sync::atomic::AtomicBool,
     #[cfg(test)]
     fail_before_rename: std::sync::atomic::AtomicBool,
+    /// The batches committed: how many admissions, how many other writes.
+    #[cfg(test)]
+    batches: Mutex<Vec<(usize, usize)>>,
 }
 
 /// Exclusive access to one thread's document while the guard lives.
@@ -111,40 +113,40 @@ pub struct ThreadGuard {
     store: Arc<StateStore>,
 }
 
-/// Who waits for one of the [`WRITERS`] write slots. Admission writes (a
-/// client waits on them for its first byte) and the others queue apart. A
-/// slot set free goes to the first admission, so that it does not wait
-/// behind every write of the runs already going, unless [`BACKLOG`] other
-/// writes wait: their runs hold frames and documents in memory while they
-/// do. Without that bound, 3,000 streams opened 200 at a time starved the
-/// runs' own writes and left the heap 60 % larger (BENCHMARKS.md); with
-/// it, a server that cannot keep up finishes the runs it has before it
-/// admits more.
+/// The writes waiting for the next batch, and whether a blocking task is
+/// committing batches (it takes them until none wait).
 #[derive(Debug, Default)]
-struct WaitLine {
-    free: usize,
-    admissions: VecDeque<oneshot::Sender<WriteSlot>>,
-    others: VecDeque<oneshot::Sender<WriteSlot>>,
+struct WriteQueue {
+    writes: Vec<Write>,
+    committing: bool,
 }
 
-/// Renames in the state directory, counted, and how many of them a
-/// finished directory fsync covers (see [`StateStore::sync_dir`]).
-#[derive(Debug, Default)]
-struct DirSyncs {
-    renamed: u64,
-    synced: u64,
-    syncing: bool,
-}
-
-/// One of the write slots; dropping it hands it to the next in line.
+/// One document to write, and who waits for the outcome.
 #[derive(Debug)]
-struct WriteSlot(Option<Arc<StateStore>>);
+struct Write {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    /// A client waits on it for its first byte.
+    admission: bool,
+    /// Tests: the write stops just before its rename, as in a crash.
+    fail_before_rename: bool,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
 
-impl Drop for WriteSlot {
-    fn drop(&mut self) {
-        if let Some(store) = self.0.take() {
-            store.release_slot();
-        }
+/// A spare filled with a write's document, and the rename that puts it in
+/// place.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[derive(Debug)]
+struct Spare {
+    name: String,
+    file: File,
+    flags: nix::fcntl::RenameFlags,
+}
+
+impl Write {
+    fn finish(self, result: Result<(), StoreError>) {
+        // The writer may have gone (its run ended); the outcome is on disk.
+        let _ = self.done.send(result);
     }
 }
 
@@ -187,73 +189,17 @@ impl StateStore {
         let store = StateStore {
             dir,
             slots: Mutex::new(HashMap::new()),
-            writers: Mutex::new(WaitLine {
-                free: WRITERS,
-                ..WaitLine::default()
-            }),
-            dir_syncs: Mutex::new(DirSyncs::default()),
-            dir_synced: std::sync::Condvar::new(),
+            queue: Mutex::new(WriteQueue::default()),
             spares: Mutex::new(spares),
             refilling: std::sync::atomic::AtomicBool::new(false),
             exchange: std::sync::atomic::AtomicBool::new(true),
             #[cfg(test)]
             fail_before_rename: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(test)]
+            batches: Mutex::new(Vec::new()),
         };
         store.make_spares();
         Ok(Arc::new(store))
-    }
-
-    /// Waits for a write slot: a free one, else one handed on (see
-    /// [`WaitLine`]).
-    async fn write_slot(self: &Arc<Self>, admission: bool) -> Option<WriteSlot> {
-        let waiting = {
-            let mut line = crate::locked(&self.writers);
-            if line.free > 0 {
-                line.free -= 1;
-                None
-            } else {
-                let (tx, rx) = oneshot::channel();
-                match admission {
-                    true => line.admissions.push_back(tx),
-                    false => line.others.push_back(tx),
-                }
-                Some(rx)
-            }
-        };
-        match waiting {
-            None => Some(WriteSlot(Some(Arc::clone(self)))),
-            // Only a dropped store drops a waiter's sender.
-            Some(rx) => rx.await.ok(),
-        }
-    }
-
-    fn release_slot(self: &Arc<Self>) {
-        loop {
-            let next = {
-                let mut guard = crate::locked(&self.writers);
-                let line = &mut *guard;
-                let (first, second) = if line.others.len() < BACKLOG {
-                    (&mut line.admissions, &mut line.others)
-                } else {
-                    (&mut line.others, &mut line.admissions)
-                };
-                let next = first.pop_front().or_else(|| second.pop_front());
-                match next {
-                    Some(next) => next,
-                    None => {
-                        line.free += 1;
-                        return;
-                    }
-                }
-            };
-            match next.send(WriteSlot(Some(Arc::clone(self)))) {
-                Ok(()) => return,
-                // That writer went away: the next one gets the slot.
-                Err(mut slot) => {
-                    slot.0 = None;
-                }
-            }
-        }
     }
 
     /// The directory holding the thread files.
@@ -323,27 +269,32 @@ impl ThreadGuard {
         Ok(self.slot.document.as_ref().and_then(Option::as_ref))
     }
 
-    /// Replaces the document on disk. The store keeps no copy of what it
-    /// wrote (the machine holds the live document): the next
-    /// [`ThreadGuard::document`] reads the file again. An `admission` write
-    /// (a client waits on it for its first byte) waits for a slot in a
-    /// queue of its own (see [`WaitLine`]).
+    /// Replaces the document on disk, in the next batch of writes. The
+    /// store keeps no copy of what it wrote (the machine holds the live
+    /// document): the next [`ThreadGuard::document`] reads the file again.
+    /// An `admission` write (a client waits on it for its first byte) goes
+    /// in the first batch of its round (see [`StateStore::commit_queued`]).
     ///
     /// # Errors
     /// The write failed; the old document stays in place on disk.
     pub async fn persist(&mut self, document: &Value, admission: bool) -> Result<(), StoreError> {
         let bytes = padded(serde_json::to_vec(document).map_err(|_| StoreError::Corrupt)?);
-        let path = self.path.clone();
         #[cfg(test)]
-        let fail = self
+        let fail_before_rename = self
             .store
             .fail_before_rename
             .load(std::sync::atomic::Ordering::SeqCst);
         #[cfg(not(test))]
-        let fail = false;
-        let _slot = self.store.write_slot(admission).await;
-        let store = Arc::clone(&self.store);
-        let written = tokio::task::spawn_blocking(move || store.write(&path, &bytes, fail))
+        let fail_before_rename = false;
+        let (done, outcome) = oneshot::channel();
+        self.store.enqueue(Write {
+            path: self.path.clone(),
+            bytes,
+            admission,
+            fail_before_rename,
+            done,
+        });
+        let written = outcome
             .await
             .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
         if self.store.wants_spares() {
@@ -357,123 +308,178 @@ impl ThreadGuard {
 }
 
 impl StateStore {
-    /// Writes `bytes` as the document at `path`, atomically: through a spare
-    /// file where the file system allows it, else through a temp file.
-    fn write(&self, path: &Path, bytes: &[u8], fail_before_rename: bool) -> Result<(), StoreError> {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if let Some(result) = self.write_through_spare(path, bytes, fail_before_rename) {
-            return result;
+    /// Queues a write for the next batch, and starts a committer on a
+    /// blocking thread unless one runs.
+    fn enqueue(self: &Arc<Self>, write: Write) {
+        let start = {
+            let mut queue = crate::locked(&self.queue);
+            queue.writes.push(write);
+            !std::mem::replace(&mut queue.committing, true)
+        };
+        if start {
+            let store = Arc::clone(self);
+            tokio::task::spawn_blocking(move || store.commit_queued());
         }
-        write_by_rename(path, bytes, fail_before_rename)
     }
 
-    /// The document goes into a spare file, is synced, and the spare is
-    /// renamed to the thread's file: a first write takes the name
-    /// (`RENAME_NOREPLACE`), a later one trades places with the old document
-    /// (`RENAME_EXCHANGE`), whose inode becomes the spare. Then the directory
-    /// is fsynced. The file is at every moment the old document or the new
-    /// one, as with a temp file and `rename`, but no inode is allocated or
-    /// freed on the way: on ext4, under concurrent writes, that was most of
-    /// a write's cost (BENCHMARKS.md). `None` when this path does not apply
-    /// (a symlink where the file goes, no exchange on this file system, no
-    /// spare to be had) and the temp file must be used.
+    /// Commits batches until no write waits. Every write queued when a
+    /// round starts is in it: first the admissions (a client waits on each
+    /// for its first byte) as one batch, then the other writes as another.
+    /// A batch needs one or two flushes of the disk's cache and one
+    /// directory fsync, however many writes it holds (see `flush`), so a
+    /// burst of admissions waits for a few batches instead of queueing for
+    /// the disk one write after another (BENCHMARKS.md). A thread never has
+    /// two writes in one round: its writes are made under its lock, one
+    /// after the other.
+    fn commit_queued(&self) {
+        loop {
+            let batch = {
+                let mut queue = crate::locked(&self.queue);
+                if queue.writes.is_empty() {
+                    queue.committing = false;
+                    return;
+                }
+                std::mem::take(&mut queue.writes)
+            };
+            let (admissions, others) = batch.into_iter().partition(|write| write.admission);
+            self.commit(admissions);
+            self.commit(others);
+        }
+    }
+
+    fn commit(&self, batch: Vec<Write>) {
+        if batch.is_empty() {
+            return;
+        }
+        #[cfg(test)]
+        crate::locked(&self.batches).push((
+            batch.iter().filter(|write| write.admission).count(),
+            batch.iter().filter(|write| !write.admission).count(),
+        ));
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        let batch = self.commit_through_spares(batch);
+        for write in batch {
+            let result = write_by_rename(&write.path, &write.bytes, write.fail_before_rename);
+            write.finish(result);
+        }
+    }
+
+    /// Writes a batch through spare files: each document goes into a spare,
+    /// each spare is synced, and each is renamed to its thread's file: a
+    /// first write takes the name (`RENAME_NOREPLACE`), a later one trades
+    /// places with the old document (`RENAME_EXCHANGE`), whose inode becomes
+    /// the spare. Then one directory fsync makes the renames durable. A
+    /// file is at every moment the old document or the new one, as with a
+    /// temp file and `rename`, but no inode is allocated or freed on the
+    /// way: on ext4, under concurrent writes, that was most of a write's
+    /// cost (BENCHMARKS.md). Returns the writes this path does not take (a
+    /// symlink where the file goes, no exchange on this file system, no
+    /// spare to be had): they need the temp file.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn write_through_spare(
-        &self,
-        path: &Path,
-        bytes: &[u8],
-        fail_before_rename: bool,
-    ) -> Option<Result<(), StoreError>> {
+    fn commit_through_spares(&self, batch: Vec<Write>) -> Vec<Write> {
         use nix::errno::Errno;
-        use nix::fcntl::{renameat2, RenameFlags};
+        use nix::fcntl::renameat2;
         use std::sync::atomic::Ordering;
 
         if !self.exchange.load(Ordering::Relaxed) {
-            return None;
+            return batch;
         }
-        let flags = match std::fs::symlink_metadata(path) {
+        let directory = match File::open(&self.dir) {
+            Ok(directory) => directory,
+            Err(error) => {
+                let error = io(error);
+                batch.into_iter().for_each(|w| w.finish(Err(error.clone())));
+                return Vec::new();
+            }
+        };
+        let mut general = Vec::new();
+        let mut filled = Vec::new();
+        for write in batch {
+            match self.fill_spare(&write) {
+                Some(Ok(spare)) => filled.push((write, spare)),
+                Some(Err(error)) => write.finish(Err(error)),
+                None => general.push(write),
+            }
+        }
+        let flushed = flush(&filled, &directory);
+        let mut renamed = Vec::new();
+        for ((write, spare), synced) in filled.into_iter().zip(flushed) {
+            let stopped = Err(StoreError::Io(std::io::ErrorKind::Interrupted));
+            let synced = if write.fail_before_rename {
+                stopped
+            } else {
+                synced
+            };
+            if let Err(error) = synced {
+                self.give_back(spare.name);
+                write.finish(Err(error));
+                continue;
+            }
+            let stem = write.path.file_name().unwrap_or_default();
+            match renameat2(
+                &directory,
+                spare.name.as_str(),
+                &directory,
+                stem,
+                spare.flags,
+            ) {
+                Ok(()) => {
+                    if spare.flags == nix::fcntl::RenameFlags::RENAME_EXCHANGE {
+                        self.give_back(spare.name);
+                    }
+                    renamed.push(write);
+                }
+                Err(errno) => {
+                    self.give_back(spare.name);
+                    match errno {
+                        Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP => {
+                            self.exchange.store(false, Ordering::Relaxed);
+                            general.push(write);
+                        }
+                        // The file appeared or went meanwhile: the general path decides.
+                        Errno::EEXIST | Errno::ENOENT => general.push(write),
+                        errno => write.finish(Err(io(std::io::Error::from(errno)))),
+                    }
+                }
+            }
+        }
+        if !renamed.is_empty() {
+            let synced = directory.sync_all().map_err(io);
+            renamed.into_iter().for_each(|w| w.finish(synced.clone()));
+        }
+        general
+    }
+
+    /// A spare holding `write`'s document, not yet synced, and the rename
+    /// that puts it in place. `None` when the spare path does not apply.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn fill_spare(&self, write: &Write) -> Option<Result<Spare, StoreError>> {
+        use nix::fcntl::RenameFlags;
+        let flags = match std::fs::symlink_metadata(&write.path) {
             Ok(meta) if meta.is_file() => RenameFlags::RENAME_EXCHANGE,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => RenameFlags::RENAME_NOREPLACE,
             _ => return None,
         };
-        let stem = path.file_name()?;
+        write.path.file_name()?;
         let (name, file, len) = self.take_spare()?;
         // Written over the old content: a document as long as the spare
         // (both padded to whole blocks) needs no block allocated or freed
         // and leaves the inode as it was, so fdatasync writes the data
         // alone, not the inode or the file system's bitmaps too.
-        let written = file
+        let bytes = &write.bytes;
+        let filled = file
             .write_all_at(bytes, 0)
             .and_then(|()| match len == bytes.len() as u64 {
                 true => Ok(()),
                 false => file.set_len(bytes.len() as u64),
-            })
-            .and_then(|()| file.sync_data());
-        drop(file);
-        let directory = match written_then_dir(written, &self.dir, fail_before_rename) {
-            Ok(directory) => directory,
+            });
+        Some(match filled {
+            Ok(()) => Ok(Spare { name, file, flags }),
             Err(error) => {
                 self.give_back(name);
-                return Some(Err(error));
+                Err(io(error))
             }
-        };
-        match renameat2(&directory, name.as_str(), &directory, stem, flags) {
-            Ok(()) => {
-                if flags == RenameFlags::RENAME_EXCHANGE {
-                    self.give_back(name);
-                }
-                Some(self.sync_dir(&directory))
-            }
-            Err(errno) => {
-                self.give_back(name);
-                match errno {
-                    Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP => {
-                        self.exchange.store(false, Ordering::Relaxed);
-                        None
-                    }
-                    // The file appeared or went meanwhile: the general path decides.
-                    Errno::EEXIST | Errno::ENOENT => None,
-                    errno => Some(Err(io(std::io::Error::from(errno)))),
-                }
-            }
-        }
-    }
-
-    /// Makes a rename just done in the state directory durable: it is once
-    /// a directory fsync that began after it has finished. Concurrent
-    /// writers share fsyncs (group commit): one running takes the renames
-    /// made before it began, and those who wait for it return when it covers
-    /// theirs, or start the next. Each fsync flushes the disk's cache, which
-    /// in a virtual machine costs exits and context switches (about one
-    /// fsync in eight was saved under 100 concurrent runs, BENCHMARKS.md).
-    fn sync_dir(&self, directory: &File) -> Result<(), StoreError> {
-        let mut syncs = crate::locked(&self.dir_syncs);
-        syncs.renamed += 1;
-        let mine = syncs.renamed;
-        loop {
-            if syncs.synced >= mine {
-                return Ok(());
-            }
-            if !syncs.syncing {
-                syncs.syncing = true;
-                let covers = syncs.renamed;
-                drop(syncs);
-                let result = directory.sync_all();
-                syncs = crate::locked(&self.dir_syncs);
-                syncs.syncing = false;
-                if result.is_ok() {
-                    syncs.synced = syncs.synced.max(covers);
-                }
-                self.dir_synced.notify_all();
-                // A failed fsync is its own writer's error; the others
-                // covered by it try again themselves.
-                return result.map_err(io);
-            }
-            syncs = self
-                .dir_synced
-                .wait(syncs)
-                .unwrap_or_else(|e| e.into_inner());
-        }
+        })
     }
 
     /// A spare from the pool (one that is no longer a plain file of ours is
@@ -488,7 +494,7 @@ impl StateStore {
         loop {
             let pooled = crate::locked(&self.spares).pop();
             let made = pooled.is_none();
-            let name = pooled.or_else(|| make_spare(&self.dir))?;
+            let name = pooled.or_else(|| make_spare(&self.dir, false))?;
             let file = OpenOptions::new()
                 .write(true)
                 .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
@@ -521,7 +527,7 @@ impl StateStore {
     fn make_spares(&self) {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         while crate::locked(&self.spares).len() < SPARES {
-            let Some(name) = make_spare(&self.dir) else {
+            let Some(name) = make_spare(&self.dir, true) else {
                 break;
             };
             self.give_back(name);
@@ -611,28 +617,83 @@ fn nonce_hex() -> Result<String, StoreError> {
     Ok(iac_agui_core::json::hex(&nonce))
 }
 
-/// Once the new document is written and fsynced: the directory, to rename
-/// it in (tests can make the write stop just before).
+/// Flushes the data of a batch's filled spares; an outcome for each. A
+/// batch of more than one is flushed at once where little else waits to be
+/// written: `syncfs` writes out every dirty file of the directory's file
+/// system and flushes the disk's cache once. Per file, each flush also
+/// flushes the cache, and in a burst of admissions they queued behind one
+/// another (BENCHMARKS.md). When more than [`SYNCFS_SLACK`] of other
+/// unwritten data is about (someone else's), each file is flushed on its
+/// own instead, so that a write never waits for another program's data.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn written_then_dir(
-    written: std::io::Result<()>,
-    dir: &Path,
-    fail_before_rename: bool,
-) -> Result<File, StoreError> {
-    written.map_err(io)?;
-    if fail_before_rename {
-        return Err(StoreError::Io(std::io::ErrorKind::Interrupted));
+fn flush(filled: &[(Write, Spare)], directory: &File) -> Vec<Result<(), StoreError>> {
+    let batch_bytes = filled
+        .iter()
+        .map(|(write, _)| write.bytes.len() as u64)
+        .sum::<u64>();
+    if filled.len() > 1
+        && unwritten_bytes().is_some_and(|bytes| bytes <= batch_bytes + SYNCFS_SLACK)
+    {
+        let synced =
+            nix::unistd::syncfs(directory).map_err(|errno| io(std::io::Error::from(errno)));
+        return vec![synced; filled.len()];
     }
-    File::open(dir).map_err(io)
+    flush_each(filled)
 }
 
-/// A new spare file (0600, one padded block of blanks, its data on disk)
-/// under a fresh `.spare-<hex>` name. Its inode comes from `O_TMPFILE` and
+/// Flushes each filled spare's data on its own, up to [`FLUSHERS`] at once.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn flush_each(filled: &[(Write, Spare)]) -> Vec<Result<(), StoreError>> {
+    let per_file = |part: &[(Write, Spare)]| -> Vec<Result<(), StoreError>> {
+        part.iter()
+            .map(|(_, spare)| spare.file.sync_data().map_err(io))
+            .collect()
+    };
+    let per_thread = filled.len().div_ceil(FLUSHERS).max(1);
+    std::thread::scope(|scope| {
+        let mut parts = filled.chunks(per_thread);
+        let first = parts.next().unwrap_or_default();
+        let others: Vec<_> = parts
+            .map(|part| {
+                let thread =
+                    std::thread::Builder::new().spawn_scoped(scope, move || per_file(part));
+                (part, thread)
+            })
+            .collect();
+        // Where a thread could not be started, its share is flushed here.
+        let mut flushed = per_file(first);
+        for (part, thread) in others {
+            match thread.map(|thread| thread.join()) {
+                Ok(Ok(outcomes)) => flushed.extend(outcomes),
+                _ => flushed.extend(per_file(part)),
+            }
+        }
+        flushed
+    })
+}
+
+/// The machine's data waiting to be written to disk or being written
+/// (`Dirty` and `Writeback` of `/proc/meminfo`), in bytes.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn unwritten_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib = |field: &str| -> Option<u64> {
+        let line = meminfo.lines().find_map(|line| line.strip_prefix(field))?;
+        line.trim().strip_suffix("kB")?.trim().parse().ok()
+    };
+    Some((kib("Dirty:")? + kib("Writeback:")?) * 1024)
+}
+
+/// A new spare file (0600) under a fresh `.spare-<hex>` name. A spare for
+/// the pool is `filled`: one padded block of blanks, its data on disk, so
+/// that a write over it allocates nothing. One made for a write that found
+/// the pool empty is left empty: that write fills it, and its flush covers
+/// the new block. Its inode comes from `O_TMPFILE` and
 /// is linked in after, so that the allocation, slow on ext4, does not hold
 /// the directory's lock that every write's rename takes; without
 /// `O_TMPFILE` or `/proc` it is created by name.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn make_spare(dir: &Path) -> Option<String> {
+fn make_spare(dir: &Path, filled: bool) -> Option<String> {
     use nix::fcntl::{AtFlags, AT_FDCWD};
     use std::os::fd::AsRawFd as _;
 
@@ -646,8 +707,12 @@ fn make_spare(dir: &Path) -> Option<String> {
         .open(dir);
     if let Ok(mut file) = unnamed {
         let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        let filled = file.write_all(&blank).and_then(|()| file.sync_data());
-        let linked = filled.is_ok()
+        let ready = !filled
+            || file
+                .write_all(&blank)
+                .and_then(|()| file.sync_data())
+                .is_ok();
+        let linked = ready
             && nix::unistd::linkat(
                 AT_FDCWD,
                 proc_path.as_str(),
@@ -668,7 +733,9 @@ fn make_spare(dir: &Path) -> Option<String> {
         .open(&path)
         .ok()?;
     // Unfilled, it is still a spare: its first write allocates the block.
-    let _ = file.write_all(&blank).and_then(|()| file.sync_data());
+    if filled {
+        let _ = file.write_all(&blank).and_then(|()| file.sync_data());
+    }
     Some(name)
 }
 
@@ -916,105 +983,155 @@ mod tests {
         assert_eq!(stored(&store.dir().join("t.json")), r#"{"v":3}"#);
     }
 
-    /// A store, and all its write slots, held.
-    async fn slots_all_taken() -> (tempfile::TempDir, Arc<StateStore>, Vec<WriteSlot>) {
+    /// `n` writes (the even ones admissions), queued once the last
+    /// committer has ended, while the store is told one runs, so that the
+    /// test decides when they are committed; with their outcomes.
+    async fn queued_writes(
+        store: &Arc<StateStore>,
+        n: usize,
+        failing: Option<usize>,
+    ) -> Vec<oneshot::Receiver<Result<(), StoreError>>> {
+        while store.queue.lock().unwrap().committing {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let mut queue = store.queue.lock().unwrap();
+        assert!(queue.writes.is_empty());
+        queue.committing = true;
+        (0..n)
+            .map(|i| {
+                let (done, outcome) = oneshot::channel();
+                queue.writes.push(Write {
+                    path: store.dir().join(format!("t{i}.json")),
+                    bytes: padded(format!("{{\"v\":\"new-{i}\"}}").into_bytes()),
+                    admission: i % 2 == 0,
+                    fail_before_rename: failing == Some(i),
+                    done,
+                });
+                outcome
+            })
+            .collect()
+    }
+
+    fn batches(store: &StateStore) -> Vec<(usize, usize)> {
+        store.batches.lock().unwrap().clone()
+    }
+
+    #[tokio::test]
+    async fn writes_that_wait_together_are_committed_together_admissions_first() {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
-        let mut held = Vec::new();
-        for _ in 0..WRITERS {
-            held.push(store.write_slot(false).await.unwrap());
+        // Half the threads have a document already (an exchange), half not
+        // (a first write).
+        for i in 0..10 {
+            let mut guard = store.lock(&format!("t{i}")).await;
+            guard.persist(&json!({ "v": "old" }), false).await.unwrap();
         }
-        (root, store, held)
+        let before = batches(&store).len();
+        let outcomes = queued_writes(&store, 20, None).await;
+        let committer = Arc::clone(&store);
+        tokio::task::spawn_blocking(move || committer.commit_queued())
+            .await
+            .unwrap();
+        for outcome in outcomes {
+            outcome.await.unwrap().unwrap();
+        }
+        assert_eq!(
+            batches(&store)[before..],
+            [(10, 0), (0, 10)],
+            "the ten admissions in one batch, then the ten others"
+        );
+        assert!(
+            !store.queue.lock().unwrap().committing,
+            "the committer ended"
+        );
+        for i in 0..20 {
+            let mut guard = store.lock(&format!("t{i}")).await;
+            assert_eq!(
+                guard.document().await.unwrap().unwrap()["v"],
+                format!("new-{i}")
+            );
+        }
+        // A write queued now starts a committer of its own.
+        let mut guard = store.lock("t0").await;
+        guard
+            .persist(&json!({ "v": "later" }), false)
+            .await
+            .unwrap();
+        assert_eq!(batches(&store)[before + 2..], [(0, 1)]);
     }
 
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test]
-    async fn admissions_get_a_write_slot_first() {
-        let (_root, store, mut held) = slots_all_taken().await;
-        let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
-        let mut waiters = Vec::new();
-        let queued = [
-            ("other-1", false),
-            ("other-2", false),
-            ("other-3", false),
-            ("admission-1", true),
-            ("admission-2", true),
-        ];
-        for (name, admission) in queued {
-            let (store, order_tx) = (Arc::clone(&store), order_tx.clone());
-            waiters.push(tokio::spawn(async move {
-                let slot = store.write_slot(admission).await;
-                order_tx.send(name).unwrap();
-                slot
-            }));
-            tokio::task::yield_now().await;
+    async fn a_failed_write_leaves_the_rest_of_its_batch() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        for i in 0..5 {
+            let mut guard = store.lock(&format!("t{i}")).await;
+            guard.persist(&json!({ "v": "old" }), false).await.unwrap();
         }
-        assert!(order.try_recv().is_err(), "all {WRITERS} slots are taken");
-        let mut served = Vec::new();
-        for _ in 0..queued.len() {
-            drop(held.pop());
-            served.push(order.recv().await.unwrap());
+        let pooled_before = pooled(&store);
+        let outcomes = queued_writes(&store, 5, Some(2)).await;
+        store.commit_queued();
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let result = outcome.await.unwrap();
+            let mut guard = store.lock(&format!("t{i}")).await;
+            let v = guard.document().await.unwrap().unwrap()["v"].clone();
+            if i == 2 {
+                assert_eq!(result, Err(StoreError::Io(std::io::ErrorKind::Interrupted)));
+                assert_eq!(v, "old", "the failed write left its old document");
+            } else {
+                assert_eq!(result, Ok(()));
+                assert_eq!(v, format!("new-{i}"));
+            }
         }
-        // Admissions first; each queue in its order.
-        let expected = [
-            "admission-1",
-            "admission-2",
-            "other-1",
-            "other-2",
-            "other-3",
-        ];
-        assert_eq!(served, expected);
-        // A waiter that went away does not keep the slot it was handed.
-        let gone = tokio::spawn({
-            let store = Arc::clone(&store);
-            async move { store.write_slot(false).await }
-        });
-        tokio::task::yield_now().await;
-        gone.abort();
-        drop(held.pop());
-        assert!(gone.await.unwrap_err().is_cancelled());
-        let mut slots = Vec::new();
-        for waiter in waiters {
-            slots.push(waiter.await.unwrap());
-        }
-        drop(slots);
-        drop(held);
-        let line = store.writers.lock().unwrap();
-        assert_eq!(line.free, WRITERS, "every slot came back");
-        assert!(line.admissions.is_empty() && line.others.is_empty());
+        assert_eq!(pooled(&store), pooled_before, "every spare came back");
+        assert_eq!(documents(&store).len(), 5);
     }
 
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test]
-    async fn a_long_backlog_of_run_writes_goes_before_admissions() {
-        let (_root, store, mut held) = slots_all_taken().await;
-        let (order_tx, mut order) = tokio::sync::mpsc::unbounded_channel();
-        let mut waiters = Vec::new();
-        for i in 0..=BACKLOG {
-            let admission = i == BACKLOG / 2;
-            let (store, order_tx) = (Arc::clone(&store), order_tx.clone());
-            waiters.push(tokio::spawn(async move {
-                let slot = store.write_slot(admission).await;
-                order_tx.send(admission).unwrap();
-                drop(slot);
-            }));
-            tokio::task::yield_now().await;
-        }
-        // BACKLOG other writes wait: the first slot set free goes to one of
-        // them; then fewer wait, and the admission is next.
-        let mut served = Vec::new();
-        for _ in 0..3 {
-            drop(held.pop());
-            served.push(order.recv().await.unwrap());
-        }
-        assert_eq!(served, [false, true, false]);
-        drop(held);
-        for waiter in waiters {
-            waiter.await.unwrap();
-        }
+    async fn files_flushed_one_by_one_each_get_their_own_outcome() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let filled: Vec<(Write, Spare)> = (0..20)
+            .map(|i| {
+                let (done, _) = oneshot::channel();
+                let write = Write {
+                    path: store.dir().join(format!("t{i}.json")),
+                    bytes: padded(b"{}".to_vec()),
+                    admission: false,
+                    fail_before_rename: false,
+                    done,
+                };
+                let spare = match i {
+                    // fdatasync refuses a character device: EINVAL.
+                    13 => Spare {
+                        name: "null".into(),
+                        file: File::open("/dev/null").unwrap(),
+                        flags: nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+                    },
+                    _ => store.fill_spare(&write).unwrap().unwrap(),
+                };
+                (write, spare)
+            })
+            .collect();
+        let outcomes = flush_each(&filled);
+        let failed: Vec<usize> = (0..20).filter(|&i| outcomes[i].is_err()).collect();
+        assert_eq!(outcomes.len(), 20);
+        assert_eq!(failed, [13], "each outcome is its own file's");
+        assert_eq!(outcomes[13], Err(StoreError::Os(libc::EINVAL)));
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn unwritten_data_is_read_from_meminfo() {
+        let bytes = unwritten_bytes().expect("Dirty and Writeback in /proc/meminfo");
+        assert_eq!(bytes % 1024, 0, "counted in KiB");
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn concurrent_writes_are_each_covered_by_a_directory_fsync() {
+    async fn concurrent_writes_each_land_on_their_own_thread() {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
         let writers: Vec<_> = (0..64)
@@ -1025,7 +1142,7 @@ mod tests {
                     store
                         .lock(&id)
                         .await
-                        .persist(&json!({ "i": i }), i % 3 == 0)
+                        .persist(&json!({ "i": i }), false)
                         .await
                 })
             })
@@ -1033,12 +1150,6 @@ mod tests {
         for writer in writers {
             writer.await.unwrap().unwrap();
         }
-        let (renamed, synced) = {
-            let syncs = store.dir_syncs.lock().unwrap();
-            (syncs.renamed, syncs.synced)
-        };
-        assert_eq!(renamed, 64);
-        assert_eq!(synced, 64, "every rename is covered by a finished fsync");
         let fresh = StateStore::open(root.path()).unwrap();
         for t in 0..16 {
             let mut guard = fresh.lock(&format!("t{t}")).await;
