@@ -1012,20 +1012,26 @@ mod tests {
             .collect()
     }
 
+    /// A store where threads `t0`..`t{n-1}` hold the document `{"v":"old"}`.
+    async fn store_with_old_documents(n: usize) -> (tempfile::TempDir, Arc<StateStore>) {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        for i in 0..n {
+            let mut guard = store.lock(&format!("t{i}")).await;
+            guard.persist(&json!({ "v": "old" }), false).await.unwrap();
+        }
+        (root, store)
+    }
+
     fn batches(store: &StateStore) -> Vec<(usize, usize)> {
         store.batches.lock().unwrap().clone()
     }
 
     #[tokio::test]
     async fn writes_that_wait_together_are_committed_together_admissions_first() {
-        let root = tempfile::tempdir().unwrap();
-        let store = StateStore::open(root.path()).unwrap();
         // Half the threads have a document already (an exchange), half not
         // (a first write).
-        for i in 0..10 {
-            let mut guard = store.lock(&format!("t{i}")).await;
-            guard.persist(&json!({ "v": "old" }), false).await.unwrap();
-        }
+        let (_root, store) = store_with_old_documents(10).await;
         let before = batches(&store).len();
         let outcomes = queued_writes(&store, 20, None).await;
         let committer = Arc::clone(&store);
@@ -1063,12 +1069,7 @@ mod tests {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test]
     async fn a_failed_write_leaves_the_rest_of_its_batch() {
-        let root = tempfile::tempdir().unwrap();
-        let store = StateStore::open(root.path()).unwrap();
-        for i in 0..5 {
-            let mut guard = store.lock(&format!("t{i}")).await;
-            guard.persist(&json!({ "v": "old" }), false).await.unwrap();
-        }
+        let (_root, store) = store_with_old_documents(5).await;
         let pooled_before = pooled(&store);
         let outcomes = queued_writes(&store, 5, Some(2)).await;
         store.commit_queued();
