@@ -69,6 +69,12 @@ section "admission: plain runs, one client"
 section "admission: plain runs, 100 clients"
 "$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain
 
+section "admission at a set load: runs started at 1,000 and 2,000 per second, at most 100 at once"
+for rate in 1000 2000; do
+  "$load" "${ours[@]}" --runs 4000 --concurrency 100 --threads 2 --rate "$rate" --scenario plain
+done
+"$load" "${a2a[@]}" --runs 4000 --concurrency 100 --threads 2 --rate 2000 --scenario plain
+
 section "admission: the opening burst alone (100 runs, 100 clients at once), three times"
 burst=(--runs 100 --concurrency 100 --threads 2 --scenario plain)
 for _ in 1 2 3; do "$load" "${ours[@]}" "${burst[@]}"; done

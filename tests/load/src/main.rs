@@ -149,7 +149,7 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
         .map(|_| {
             let target = Arc::clone(target);
             let next = Arc::clone(&next);
-            let runs = options.runs;
+            let (runs, rate) = (options.runs, options.rate);
             tokio::spawn(async move {
                 let mut results = Vec::new();
                 loop {
@@ -157,7 +157,19 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
                     if i >= runs {
                         return results;
                     }
-                    results.push((i, target.run(i).await));
+                    // Open loop: the run's moment, and how late it starts
+                    // after it (all `concurrency` runs were busy).
+                    let late = match rate {
+                        Some(rate) => {
+                            let slot = started + Duration::from_secs_f64(i as f64 / rate);
+                            tokio::time::sleep_until(slot.into()).await;
+                            slot.elapsed()
+                        }
+                        None => Duration::ZERO,
+                    };
+                    let mut result = target.run(i).await;
+                    result.first_event = result.first_event.map(|first| first + late);
+                    results.push((i, result));
                 }
             })
         })

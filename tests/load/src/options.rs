@@ -26,6 +26,9 @@ pub(crate) struct Options {
     pub(crate) scenario: String,
     pub(crate) runs: usize,
     pub(crate) concurrency: usize,
+    /// Runs started per second (open loop), instead of as fast as
+    /// `concurrency` allows.
+    pub(crate) rate: Option<f64>,
     pub(crate) streams: usize,
     pub(crate) hold_secs: f64,
     pub(crate) heartbeat_secs: f64,
@@ -57,6 +60,10 @@ load:
                        idle: slow:3600000]
   --runs N             runs in total [default: 100]
   --concurrency C      runs (or stream openings) at once [default: 1]
+  --rate R             start run i at i/R s (open loop, still at most C
+                       at once); time to first event counts from that
+                       moment, so a run that starts late counts its wait
+                       [default: each run as soon as one of C ends]
   --streams K          idle streams [default: 1000]
   --hold SECS          how long idle streams stay open [default: 3]
   --heartbeat SECS     iac-agui heartbeat for --spawn [default: 1]
@@ -81,6 +88,7 @@ impl Options {
             scenario: String::new(),
             runs: 100,
             concurrency: 1,
+            rate: None,
             streams: 1000,
             hold_secs: 3.0,
             heartbeat_secs: 1.0,
@@ -105,6 +113,7 @@ impl Options {
                 "--pid" => o.pid = Some(number(&arg, &value()?)?),
                 "--runs" => o.runs = number(&arg, &value()?)?,
                 "--concurrency" => o.concurrency = number(&arg, &value()?)?,
+                "--rate" => o.rate = Some(number(&arg, &value()?)?),
                 "--streams" => o.streams = number(&arg, &value()?)?,
                 "--threads" => o.threads = number(&arg, &value()?)?,
                 "--skip-ticks" => o.skip_ticks = number(&arg, &value()?)?,
@@ -121,6 +130,11 @@ impl Options {
         }
         if o.concurrency == 0 || o.threads == 0 {
             return Err("--concurrency and --threads must be at least 1".into());
+        }
+        if o.rate
+            .is_some_and(|rate: f64| !(rate.is_finite() && rate > 0.0))
+        {
+            return Err("--rate must be a positive number of runs per second".into());
         }
         if !o.spawn && o.url.is_none() {
             return Err("--url or --spawn is required".into());
@@ -173,9 +187,18 @@ mod tests {
             "--skip-ticks",
             "100",
             "--keep-state",
+            "--rate",
+            "1500",
         ])
         .unwrap()
         .unwrap();
+        assert_eq!(o.rate, Some(1500.0));
+        assert_eq!(parse(&["--spawn"]).unwrap().unwrap().rate, None);
+        for bad in ["0", "-5", "inf"] {
+            assert!(parse(&["--spawn", "--rate", bad])
+                .unwrap_err()
+                .contains("--rate"));
+        }
         assert_eq!((o.runs, o.concurrency, o.protocol), (7, 3, Protocol::A2a));
         assert_eq!(o.skip_ticks, 100);
         assert!(o.keep_state);

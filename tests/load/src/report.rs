@@ -73,7 +73,13 @@ impl RunReport {
             row("scenario", &options.scenario),
             row(
                 "runs (concurrency)",
-                &format!("{} ({})", options.runs, options.concurrency),
+                &match options.rate {
+                    Some(rate) => format!(
+                        "{} ({}, started {rate}/s)",
+                        options.runs, options.concurrency
+                    ),
+                    None => format!("{} ({})", options.runs, options.concurrency),
+                },
             ),
             row(
                 "finished / errors",
