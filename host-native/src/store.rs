@@ -494,7 +494,7 @@ impl StateStore {
         loop {
             let pooled = crate::locked(&self.spares).pop();
             let made = pooled.is_none();
-            let name = pooled.or_else(|| make_spare(&self.dir, false))?;
+            let name = pooled.or_else(|| make_spare(&self.dir))?;
             let file = OpenOptions::new()
                 .write(true)
                 .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
@@ -527,7 +527,7 @@ impl StateStore {
     fn make_spares(&self) {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         while crate::locked(&self.spares).len() < SPARES {
-            let Some(name) = make_spare(&self.dir, true) else {
+            let Some(name) = make_spare(&self.dir) else {
                 break;
             };
             self.give_back(name);
@@ -684,58 +684,46 @@ fn unwritten_bytes() -> Option<u64> {
     Some((kib("Dirty:")? + kib("Writeback:")?) * 1024)
 }
 
-/// A new spare file (0600) under a fresh `.spare-<hex>` name. A spare for
-/// the pool is `filled`: one padded block of blanks, its data on disk, so
-/// that a write over it allocates nothing. One made for a write that found
-/// the pool empty is left empty: that write fills it, and its flush covers
-/// the new block. Its inode comes from `O_TMPFILE` and
-/// is linked in after, so that the allocation, slow on ext4, does not hold
-/// the directory's lock that every write's rename takes; without
-/// `O_TMPFILE` or `/proc` it is created by name.
+/// A new spare file (0600, empty) under a fresh `.spare-<hex>` name. The
+/// write that first fills it allocates its block, and that write's flush
+/// covers the block; flushing a blank block here too cost the runs that
+/// wait for the disk meanwhile (BENCHMARKS.md). A spare that a later write
+/// frees (`RENAME_EXCHANGE`) keeps its blocks. Its inode comes from
+/// `O_TMPFILE` and is linked in after, so that the allocation, slow on
+/// ext4, does not hold the directory's lock that every write's rename
+/// takes; without `O_TMPFILE` or `/proc` it is created by name.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn make_spare(dir: &Path, filled: bool) -> Option<String> {
+fn make_spare(dir: &Path) -> Option<String> {
     use nix::fcntl::{AtFlags, AT_FDCWD};
     use std::os::fd::AsRawFd as _;
 
     let name = format!("{SPARE_PREFIX}{}", nonce_hex().ok()?);
     let path = dir.join(&name);
-    let blank = padded(Vec::new());
     let unnamed = OpenOptions::new()
         .write(true)
         .mode(0o600)
         .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
         .open(dir);
-    if let Ok(mut file) = unnamed {
+    if let Ok(file) = unnamed {
         let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        let ready = !filled
-            || file
-                .write_all(&blank)
-                .and_then(|()| file.sync_data())
-                .is_ok();
-        let linked = ready
-            && nix::unistd::linkat(
-                AT_FDCWD,
-                proc_path.as_str(),
-                AT_FDCWD,
-                path.as_path(),
-                AtFlags::AT_SYMLINK_FOLLOW,
-            )
-            .is_ok();
-        if linked {
+        let linked = nix::unistd::linkat(
+            AT_FDCWD,
+            proc_path.as_str(),
+            AT_FDCWD,
+            path.as_path(),
+            AtFlags::AT_SYMLINK_FOLLOW,
+        );
+        if linked.is_ok() {
             return Some(name);
         }
     }
-    let mut file = OpenOptions::new()
+    OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .ok()?;
-    // Unfilled, it is still a spare: its first write allocates the block.
-    if filled {
-        let _ = file.write_all(&blank).and_then(|()| file.sync_data());
-    }
     Some(name)
 }
 
