@@ -347,6 +347,8 @@ impl StateStore {
         }
     }
 
+    /// Commits one batch: through spare files where that path applies,
+    /// the rest through temp files.
     fn commit(&self, batch: Vec<Write>) {
         if batch.is_empty() {
             return;
@@ -378,7 +380,7 @@ impl StateStore {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn commit_through_spares(&self, batch: Vec<Write>) -> Vec<Write> {
         use nix::errno::Errno;
-        use nix::fcntl::renameat2;
+        use nix::fcntl::{renameat2, RenameFlags};
         use std::sync::atomic::Ordering;
 
         if !self.exchange.load(Ordering::Relaxed) {
@@ -424,7 +426,7 @@ impl StateStore {
                 spare.flags,
             ) {
                 Ok(()) => {
-                    if spare.flags == nix::fcntl::RenameFlags::RENAME_EXCHANGE {
+                    if spare.flags == RenameFlags::RENAME_EXCHANGE {
                         self.give_back(spare.name);
                     }
                     renamed.push(write);
