@@ -14,10 +14,11 @@
 //! fsynced. Either way a crash at any point leaves the old or the new
 //! document, never a mix. Documents are padded with blanks to whole blocks.
 //!
-//! Writes are made in rounds (group commit): the writes that wait while one
-//! round is made form the next, the admissions first. Each batch of writes
-//! is flushed at once where it can be, then renamed, then covered by one
-//! directory fsync (see [`StateStore::commit_queued`]).
+//! Writes are made in batches (group commit), in two lanes that commit side
+//! by side: admissions, and the other writes. In each lane the writes that
+//! wait while one batch is made form the next. Each batch is flushed at
+//! once where it can be, then renamed, then covered by one directory fsync
+//! (see [`StateStore::commit_queued`]).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -89,8 +90,9 @@ impl std::error::Error for StoreError {}
 pub struct StateStore {
     dir: PathBuf,
     slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
-    /// Writes waiting for the next batch.
-    queue: Mutex<WriteQueue>,
+    /// Writes waiting for the next batch, by lane: admissions, then the
+    /// other writes (see [`lane`]).
+    queues: [Mutex<WriteQueue>; 2],
     /// Names of the spare files ready for a write.
     spares: Mutex<Vec<String>>,
     /// A refill of `spares` is running.
@@ -189,7 +191,7 @@ impl StateStore {
         let store = StateStore {
             dir,
             slots: Mutex::new(HashMap::new()),
-            queue: Mutex::new(WriteQueue::default()),
+            queues: Default::default(),
             spares: Mutex::new(spares),
             refilling: std::sync::atomic::AtomicBool::new(false),
             exchange: std::sync::atomic::AtomicBool::new(true),
@@ -273,7 +275,7 @@ impl ThreadGuard {
     /// store keeps no copy of what it wrote (the machine holds the live
     /// document): the next [`ThreadGuard::document`] reads the file again.
     /// An `admission` write (a client waits on it for its first byte) goes
-    /// in the first batch of its round (see [`StateStore::commit_queued`]).
+    /// in a lane of its own (see [`StateStore::commit_queued`]).
     ///
     /// # Errors
     /// The write failed; the old document stays in place on disk.
@@ -308,42 +310,42 @@ impl ThreadGuard {
 }
 
 impl StateStore {
-    /// Queues a write for the next batch, and starts a committer on a
-    /// blocking thread unless one runs.
+    /// Queues a write for its lane's next batch, and starts the lane's
+    /// committer on a blocking thread unless it runs.
     fn enqueue(self: &Arc<Self>, write: Write) {
+        let lane = lane(write.admission);
         let start = {
-            let mut queue = crate::locked(&self.queue);
+            let mut queue = crate::locked(&self.queues[lane]);
             queue.writes.push(write);
             !std::mem::replace(&mut queue.committing, true)
         };
         if start {
             let store = Arc::clone(self);
-            tokio::task::spawn_blocking(move || store.commit_queued());
+            tokio::task::spawn_blocking(move || store.commit_queued(lane));
         }
     }
 
-    /// Commits batches until no write waits. Every write queued when a
-    /// round starts is in it: first the admissions (a client waits on each
-    /// for its first byte) as one batch, then the other writes as another.
-    /// A batch needs one or two flushes of the disk's cache and one
-    /// directory fsync, however many writes it holds (see `flush`), so a
-    /// burst of admissions waits for a few batches instead of queueing for
-    /// the disk one write after another (BENCHMARKS.md). A thread never has
-    /// two writes in one round: its writes are made under its lock, one
-    /// after the other.
-    fn commit_queued(&self) {
+    /// Commits a lane's batches until none of its writes waits: each batch
+    /// holds every write queued when it starts. A batch needs one or two
+    /// flushes of the disk's cache and one directory fsync, however many
+    /// writes it holds (see `flush`), so a burst of admissions waits for a
+    /// few batches instead of queueing for the disk one write after
+    /// another. The admissions (a client waits on each for its first byte)
+    /// have a lane of their own, so that they never wait behind a batch of
+    /// the runs' other writes, nor those behind them (BENCHMARKS.md). A
+    /// thread never has two writes in flight: its writes are made under its
+    /// lock, one after the other.
+    fn commit_queued(&self, lane: usize) {
         loop {
             let batch = {
-                let mut queue = crate::locked(&self.queue);
+                let mut queue = crate::locked(&self.queues[lane]);
                 if queue.writes.is_empty() {
                     queue.committing = false;
                     return;
                 }
                 std::mem::take(&mut queue.writes)
             };
-            let (admissions, others) = batch.into_iter().partition(|write| write.admission);
-            self.commit(admissions);
-            self.commit(others);
+            self.commit(batch);
         }
     }
 
@@ -537,6 +539,11 @@ impl StateStore {
         self.refilling
             .store(false, std::sync::atomic::Ordering::Release);
     }
+}
+
+/// The lane of a write: 0 for admissions, 1 for the others.
+fn lane(admission: bool) -> usize {
+    usize::from(!admission)
 }
 
 fn io(err: std::io::Error) -> StoreError {
@@ -973,33 +980,43 @@ mod tests {
         assert_eq!(stored(&store.dir().join("t.json")), r#"{"v":3}"#);
     }
 
-    /// `n` writes (the even ones admissions), queued once the last
-    /// committer has ended, while the store is told one runs, so that the
-    /// test decides when they are committed; with their outcomes.
+    /// `n` writes (the even ones admissions), queued in their lanes once
+    /// the last committers have ended, while the store is told both lanes'
+    /// committers run, so that the test decides when they are committed;
+    /// with their outcomes.
     async fn queued_writes(
         store: &Arc<StateStore>,
         n: usize,
         failing: Option<usize>,
     ) -> Vec<oneshot::Receiver<Result<(), StoreError>>> {
-        while store.queue.lock().unwrap().committing {
+        while store.queues.iter().any(|q| q.lock().unwrap().committing) {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
-        let mut queue = store.queue.lock().unwrap();
-        assert!(queue.writes.is_empty());
-        queue.committing = true;
+        let mut queues: Vec<_> = store.queues.iter().map(|q| q.lock().unwrap()).collect();
+        for queue in &mut queues {
+            assert!(queue.writes.is_empty());
+            queue.committing = true;
+        }
         (0..n)
             .map(|i| {
                 let (done, outcome) = oneshot::channel();
-                queue.writes.push(Write {
+                let admission = i % 2 == 0;
+                queues[lane(admission)].writes.push(Write {
                     path: store.dir().join(format!("t{i}.json")),
                     bytes: padded(format!("{{\"v\":\"new-{i}\"}}").into_bytes()),
-                    admission: i % 2 == 0,
+                    admission,
                     fail_before_rename: failing == Some(i),
                     done,
                 });
                 outcome
             })
             .collect()
+    }
+
+    /// Runs both lanes' committers to the end, admissions first.
+    fn commit_both_lanes(store: &StateStore) {
+        store.commit_queued(lane(true));
+        store.commit_queued(lane(false));
     }
 
     /// A store where threads `t0`..`t{n-1}` hold the document `{"v":"old"}`.
@@ -1018,27 +1035,38 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn writes_that_wait_together_are_committed_together_admissions_first() {
+    async fn writes_that_wait_together_are_committed_together_in_their_lane() {
         // Half the threads have a document already (an exchange), half not
         // (a first write).
         let (_root, store) = store_with_old_documents(10).await;
         let before = batches(&store).len();
-        let outcomes = queued_writes(&store, 20, None).await;
+        let mut outcomes = queued_writes(&store, 20, None).await;
         let committer = Arc::clone(&store);
-        tokio::task::spawn_blocking(move || committer.commit_queued())
+        tokio::task::spawn_blocking(move || committer.commit_queued(lane(true)))
             .await
             .unwrap();
-        for outcome in outcomes {
+        assert_eq!(batches(&store)[before..], [(10, 0)], "the ten admissions");
+        for (i, outcome) in outcomes.iter_mut().enumerate() {
+            match i % 2 {
+                0 => assert_eq!(outcome.try_recv(), Ok(Ok(()))),
+                _ => assert!(outcome.try_recv().is_err(), "t{i} waits for its lane"),
+            }
+        }
+        let committer = Arc::clone(&store);
+        tokio::task::spawn_blocking(move || committer.commit_queued(lane(false)))
+            .await
+            .unwrap();
+        for outcome in outcomes.into_iter().skip(1).step_by(2) {
             outcome.await.unwrap().unwrap();
         }
         assert_eq!(
             batches(&store)[before..],
             [(10, 0), (0, 10)],
-            "the ten admissions in one batch, then the ten others"
+            "then the ten others in one batch"
         );
         assert!(
-            !store.queue.lock().unwrap().committing,
-            "the committer ended"
+            store.queues.iter().all(|q| !q.lock().unwrap().committing),
+            "the committers ended"
         );
         for i in 0..20 {
             let mut guard = store.lock(&format!("t{i}")).await;
@@ -1062,7 +1090,7 @@ mod tests {
         let (_root, store) = store_with_old_documents(5).await;
         let pooled_before = pooled(&store);
         let outcomes = queued_writes(&store, 5, Some(2)).await;
-        store.commit_queued();
+        commit_both_lanes(&store);
         for (i, outcome) in outcomes.into_iter().enumerate() {
             let result = outcome.await.unwrap();
             let mut guard = store.lock(&format!("t{i}")).await;

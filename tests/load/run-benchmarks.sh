@@ -69,6 +69,11 @@ section "admission: plain runs, one client"
 section "admission: plain runs, 100 clients"
 "$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain
 
+section "admission among 100 streaming runs: 1,000 runs of 50 ticks (0.5 s), 100 at once, each run's first 5 ticks left out"
+churn=(--runs 1000 --concurrency 100 --threads 2 --scenario ticks:50:10 --skip-ticks 5)
+"$load" "${ours[@]}" "${churn[@]}"
+"$load" "${a2a[@]}" "${churn[@]}"
+
 section "admission at a set load: runs started at 1,000 and 2,000 per second, at most 100 at once"
 for rate in 1000 2000; do
   "$load" "${ours[@]}" --runs 4000 --concurrency 100 --threads 2 --rate "$rate" --scenario plain
