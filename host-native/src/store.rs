@@ -332,9 +332,9 @@ impl StateStore {
     /// few batches instead of queueing for the disk one write after
     /// another. The admissions (a client waits on each for its first byte)
     /// have a lane of their own, so that they never wait behind a batch of
-    /// the runs' other writes, nor those behind them (BENCHMARKS.md). A
-    /// thread never has two writes in flight: its writes are made under its
-    /// lock, one after the other.
+    /// the runs' other writes (BENCHMARKS.md). A thread never has two
+    /// writes in flight: its writes are made under its lock, one after the
+    /// other.
     fn commit_queued(&self, lane: usize) {
         loop {
             let batch = {
