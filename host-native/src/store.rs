@@ -1013,12 +1013,6 @@ mod tests {
             .collect()
     }
 
-    /// Runs both lanes' committers to the end, admissions first.
-    fn commit_both_lanes(store: &StateStore) {
-        store.commit_queued(lane(true));
-        store.commit_queued(lane(false));
-    }
-
     /// A store where threads `t0`..`t{n-1}` hold the document `{"v":"old"}`.
     async fn store_with_old_documents(n: usize) -> (tempfile::TempDir, Arc<StateStore>) {
         let root = tempfile::tempdir().unwrap();
@@ -1090,7 +1084,8 @@ mod tests {
         let (_root, store) = store_with_old_documents(5).await;
         let pooled_before = pooled(&store);
         let outcomes = queued_writes(&store, 5, Some(2)).await;
-        commit_both_lanes(&store);
+        store.commit_queued(lane(true));
+        store.commit_queued(lane(false));
         for (i, outcome) in outcomes.into_iter().enumerate() {
             let result = outcome.await.unwrap();
             let mut guard = store.lock(&format!("t{i}")).await;
