@@ -36,6 +36,11 @@ use crate::stream_conn::{self, Conn, ConnError, Read};
 /// pipeline snapshot, stays far below).
 pub const MAX_UNARY_BYTES: usize = 32 * 1024 * 1024;
 
+/// Most idle connections of unary calls kept for reuse (a burst of
+/// `CancelTask`s after many clients left would otherwise keep a descriptor
+/// each for the pool's idle timeout).
+pub(crate) const UNARY_POOL_MAX: usize = 32;
+
 /// Why an A2A call failed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum A2aError {
@@ -151,6 +156,7 @@ impl A2aClient {
         connector.set_nodelay(true);
         let http = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(UNARY_POOL_MAX)
             .build(connector);
         A2aClient {
             inner: Arc::new(Inner {

@@ -2,6 +2,7 @@
 //! client, the workspace policy, the shutdown signal and run bookkeeping.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +30,41 @@ pub struct HttpSettings {
     pub interrupt_ttl: Duration,
     /// Directory served at `/demo/` (none: `/demo/` is not served).
     pub demo_dir: Option<PathBuf>,
+    /// The process's descriptors, shared out between connections (none:
+    /// no limit is enforced).
+    pub descriptors: Option<DescriptorBudget>,
+}
+
+/// How many connections the process's limit on open descriptors leaves
+/// room for. A run holds a descriptor for its client's connection and one
+/// for its A2A stream (a third when the runtime serves in this process,
+/// `--demo`); the store, the A2A connection pools and the process itself
+/// are kept [`RESERVED_DESCRIPTORS`]. A request that would go past the
+/// budget is refused with `503 STATE_UNAVAILABLE` before anything of its
+/// thread is read, so that the runs already admitted never fail for want
+/// of a descriptor (a state write or an A2A connection mid-run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DescriptorBudget {
+    /// The limit on open descriptors (`RLIMIT_NOFILE`).
+    pub limit: u64,
+    /// Descriptors a connection may need while its run streams.
+    pub per_connection: u64,
+}
+
+/// Descriptors kept back from the connections: the store's batches, the
+/// idle A2A connections kept for reuse, and 64 for the process itself
+/// (standard streams, event loops, the listener, signals).
+pub const RESERVED_DESCRIPTORS: u64 = crate::store::MOST_DESCRIPTORS
+    + crate::stream_conn::POOL_MAX as u64
+    + crate::a2a_client::UNARY_POOL_MAX as u64
+    + 64;
+
+impl DescriptorBudget {
+    /// The connections that fit in the budget.
+    pub fn connections(&self) -> usize {
+        let room = self.limit.saturating_sub(RESERVED_DESCRIPTORS) / self.per_connection.max(1);
+        usize::try_from(room).unwrap_or(usize::MAX)
+    }
 }
 
 impl Default for HttpSettings {
@@ -40,6 +76,7 @@ impl Default for HttpSettings {
             body_timeout: Duration::from_secs(30),
             interrupt_ttl: Duration::from_secs(540),
             demo_dir: None,
+            descriptors: None,
         }
     }
 }
@@ -58,6 +95,10 @@ pub struct App {
     /// The core's thread machine, behind its actor.
     pub engine: Engine,
     shutdown: watch::Receiver<bool>,
+    /// Open client connections (counted by `server::serve`).
+    connections: Arc<AtomicUsize>,
+    /// The most connections [`HttpSettings::descriptors`] leaves room for.
+    most_connections: usize,
 }
 
 impl App {
@@ -93,6 +134,9 @@ impl App {
             shutdown.clone(),
             loops,
         );
+        let most_connections = http
+            .descriptors
+            .map_or(usize::MAX, |budget| budget.connections());
         Arc::new(App {
             http,
             store,
@@ -100,6 +144,8 @@ impl App {
             workspace,
             engine,
             shutdown,
+            connections: Arc::default(),
+            most_connections,
         })
     }
 
@@ -113,9 +159,47 @@ impl App {
         *self.shutdown.borrow()
     }
 
+    /// The count of open client connections, shared with the server.
+    pub fn connections(&self) -> &Arc<AtomicUsize> {
+        &self.connections
+    }
+
+    /// True while the open connections (this request's among them) fit in
+    /// the descriptor budget: a new run may be admitted, and a connection
+    /// may stay open for another request.
+    pub fn has_room(&self) -> bool {
+        self.connections.load(Ordering::Relaxed) <= self.most_connections
+    }
+
     /// True when no run is active or admitting and no interrupt is pending
     /// (for `--idle-shutdown`).
     pub fn is_idle(&self) -> bool {
         self.engine.is_idle()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_leaves_the_reserve_and_shares_the_rest() {
+        let budget = |limit, per_connection| DescriptorBudget {
+            limit,
+            per_connection,
+        };
+        assert_eq!(
+            budget(RESERVED_DESCRIPTORS + 20_001, 2).connections(),
+            10_000
+        );
+        assert_eq!(
+            budget(RESERVED_DESCRIPTORS + 20_001, 3).connections(),
+            6_667
+        );
+        assert_eq!(budget(RESERVED_DESCRIPTORS - 1, 2).connections(), 0);
+        // README.md and ARCHITECTURE.md name the reserve.
+        assert_eq!(RESERVED_DESCRIPTORS, 483);
+        // RLIM_INFINITY
+        assert!(budget(u64::MAX, 2).connections() > 1 << 40);
     }
 }

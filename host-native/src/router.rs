@@ -194,6 +194,13 @@ where
         let error = ProtocolError::new(ErrorCode::A2aUnavailable, MessageKey::ShuttingDown);
         return error_response(&error, language);
     }
+    if !app.has_room() {
+        // Refused before its thread is read: the runs already admitted
+        // keep the descriptors they will need (app::DescriptorBudget).
+        tracing::warn!("open descriptor budget reached: run refused");
+        let error = ProtocolError::new(ErrorCode::StateUnavailable, MessageKey::StateUnavailable);
+        return error_response(&error, language);
+    }
     let load = crate::engine::load(&app.store, &validated.input.thread_id).await;
     match app.engine.run(validated, cwd, load).await {
         Admission::Stream(body, home) => {

@@ -73,7 +73,7 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
     grace: Duration,
 ) {
-    let connections = Arc::new(AtomicUsize::new(0));
+    let connections = Arc::clone(app.connections());
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -270,8 +270,9 @@ async fn next_request(
     };
     // What the request needed is not kept while a response streams.
     buffered.shrink_to_fit();
+    // Short of descriptors, a connection closes after its answer.
     let exchange = Exchange {
-        keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow(),
+        keep_alive: exchange.keep_alive && body_read && !*shutdown.borrow() && conn.app.has_room(),
         ..exchange
     };
     Next::Answer {

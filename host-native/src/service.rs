@@ -10,7 +10,7 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::watch;
 
 use crate::a2a_client::{A2aClient, A2aTimeouts};
-use crate::app::{App, HttpSettings};
+use crate::app::{App, DescriptorBudget, HttpSettings};
 use crate::backend::{ManagedChild, ManagedOptions};
 use crate::config::Settings;
 use crate::loops::EventLoops;
@@ -34,18 +34,19 @@ impl std::fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-/// Raises the soft limit on open descriptors to the hard one. Every stream
-/// holds two (its client's connection and its A2A stream), so the usual
-/// soft limit of 1,024 would refuse new runs from about 500 open streams on,
-/// while the hard limit is usually far higher.
-fn raise_open_file_limit() {
+/// Raises the soft limit on open descriptors to the hard one, and returns
+/// the limit in force. Every stream holds two (its client's connection and
+/// its A2A stream), so the usual soft limit of 1,024 would refuse new runs
+/// from about 500 open streams on, while the hard limit is usually far
+/// higher.
+fn raise_open_file_limit() -> Option<u64> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
-        return;
-    };
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
     if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
         tracing::debug!(from = soft, to = hard, "raised the open file limit");
+        return Some(hard);
     }
+    Some(soft)
 }
 
 /// Runs the server on `loops` (this task on the first) until a signal or
@@ -58,7 +59,7 @@ pub async fn run(settings: Settings, loops: EventLoops) -> Result<(), StartupErr
     // Caught from the start: a signal that arrives while the server is still
     // starting (as soon as it listens, say) stops it cleanly once it runs.
     let signals = Signals::catch();
-    raise_open_file_limit();
+    let open_file_limit = raise_open_file_limit();
     let store = StateStore::open(&settings.state_dir)
         .map_err(|e| StartupError(format!("the state directory cannot be used: {e}")))?;
     let timeouts = A2aTimeouts::default();
@@ -108,6 +109,12 @@ pub async fn run(settings: Settings, loops: EventLoops) -> Result<(), StartupErr
         heartbeat: settings.heartbeat,
         interrupt_ttl: settings.interrupt_ttl,
         demo_dir: settings.demo_dir.clone(),
+        // The demo runtime serves in this process: its end of each A2A
+        // stream is a descriptor of ours too.
+        descriptors: open_file_limit.map(|limit| DescriptorBudget {
+            limit,
+            per_connection: if settings.demo { 3 } else { 2 },
+        }),
         ..HttpSettings::default()
     };
     let workspace = WorkspacePolicy::from_env(|k| std::env::var_os(k));

@@ -53,6 +53,16 @@ const SYNCFS_SLACK: u64 = 4 << 20;
 /// (see `flush`).
 const FLUSHERS: usize = 8;
 
+/// Most writes in one batch: a batch holds a descriptor for each, so this
+/// bounds the descriptors the store takes at once (see
+/// [`MOST_DESCRIPTORS`]).
+const MAX_BATCH: usize = SPARES;
+
+/// Most descriptors the store holds at once: each lane's batch (its files
+/// and the directory), and the spare being made. The server keeps them
+/// back from its runs' connections (`app::DescriptorBudget`).
+pub const MOST_DESCRIPTORS: u64 = 2 * (MAX_BATCH as u64 + 1) + 1;
+
 /// Why a thread document could not be read or written. Every variant maps to
 /// `STATE_UNAVAILABLE` at admission or `STATE_PERSISTENCE_FAILED` mid-run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -326,7 +336,7 @@ impl StateStore {
     }
 
     /// Commits a lane's batches until none of its writes waits: each batch
-    /// holds every write queued when it starts. A batch needs one or two
+    /// holds the writes queued when it starts, up to [`MAX_BATCH`]. A batch needs one or two
     /// flushes of the disk's cache and one directory fsync, however many
     /// writes it holds (see `flush`), so a burst of admissions waits for a
     /// few batches instead of queueing for the disk one write after
@@ -343,7 +353,8 @@ impl StateStore {
                     queue.committing = false;
                     return;
                 }
-                std::mem::take(&mut queue.writes)
+                let taken = queue.writes.len().min(MAX_BATCH);
+                queue.writes.drain(..taken).collect()
             };
             self.commit(batch);
         }
@@ -1076,6 +1087,23 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(batches(&store)[before + 2..], [(0, 1)]);
+    }
+
+    #[tokio::test]
+    async fn a_batch_takes_at_most_max_batch_writes() {
+        let (_root, store) = store_with_old_documents(0).await;
+        let outcomes = queued_writes(&store, 2 * (MAX_BATCH + 3), None).await;
+        store.commit_queued(lane(true));
+        store.commit_queued(lane(false));
+        for outcome in outcomes {
+            outcome.await.unwrap().unwrap();
+        }
+        let batch = MAX_BATCH;
+        assert_eq!(
+            batches(&store),
+            [(batch, 0), (3, 0), (0, batch), (0, 3)],
+            "each lane in two batches, the first one full"
+        );
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -39,7 +39,7 @@ const MAX_HEADERS: usize = 64;
 /// runtime does not close a connection as it is being reused.
 const IDLE_MAX: Duration = Duration::from_secs(2);
 /// Most finished connections kept at once.
-const POOL_MAX: usize = 256;
+pub(crate) const POOL_MAX: usize = 256;
 
 /// Finished connections, each kept for the thread (event loop) that used
 /// it: a socket belongs to the reactor of the loop that opened it.

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use iac_agui::app::HttpSettings;
+use iac_agui::app::{DescriptorBudget, HttpSettings, RESERVED_DESCRIPTORS};
 use iac_agui::server::{serve, ConnTimeouts};
 use serde_json::{json, Value};
 use support::*;
@@ -256,6 +256,69 @@ async fn heartbeat_comments_during_silence() {
     drop(c);
     fake.wait_for("cancel after disconnect", |f| f.count("CancelTask") == 1)
         .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
+    let fake = FakeA2a::start(hold_unless_finish).await;
+    // Room for three connections of two descriptors each.
+    let http = HttpSettings {
+        descriptors: Some(DescriptorBudget {
+            limit: RESERVED_DESCRIPTORS + 2 * 3 + 1,
+            per_connection: 2,
+        }),
+        ..HttpSettings::default()
+    };
+    let s = start(&fake.url(), http, ConnTimeouts::default()).await;
+    let mut held = Vec::new();
+    for n in 0..3 {
+        let mut c = TcpStream::connect(s.addr).await.unwrap();
+        let body = run_body(&format!("held-{n}"), "r1", &s.t.workspace).to_string();
+        c.write_all(&request(&body, "")).await.unwrap();
+        let head = text(&read_until(&mut c, b"RUN_STARTED").await);
+        assert!(head.starts_with("HTTP/1.1 200"), "run {n}: {head}");
+        held.push(c);
+    }
+
+    let mut fourth = TcpStream::connect(s.addr).await.unwrap();
+    let body = run_body("refused", "r1", &s.t.workspace).to_string();
+    fourth.write_all(&request(&body, "")).await.unwrap();
+    // Read to the end: the server closes the connection after its answer.
+    let answer = text(&read_until(&mut fourth, b"\0never").await);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains(r#""code":"STATE_UNAVAILABLE""#), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    let threads = s.t.root.path().join("state/threads");
+    assert!(
+        !threads.join("refused.json").exists(),
+        "nothing of it written"
+    );
+    assert_eq!(fake.count("SendStreamingMessage"), 3, "nor sent to A2A");
+
+    // Once one of the runs leaves, a new run fits again, and the two
+    // others still stream.
+    drop(held.pop());
+    fake.wait_for("cancel after disconnect", |f| f.count("CancelTask") == 1)
+        .await;
+    let connections = Arc::clone(s.t.app.connections());
+    fake.wait_for("the connection counted out", |_| {
+        connections.load(std::sync::atomic::Ordering::SeqCst) < 3
+    })
+    .await;
+    let mut again = TcpStream::connect(s.addr).await.unwrap();
+    let body = run_body("refused", "r1", &s.t.workspace).to_string();
+    again.write_all(&request(&body, "")).await.unwrap();
+    let head = text(&read_until(&mut again, b"RUN_STARTED").await);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    fake.wait_for("three runs streaming from A2A", |f| {
+        f.count("SendStreamingMessage") == 4
+            && f.open_streams.load(std::sync::atomic::Ordering::SeqCst) == 3
+    })
+    .await;
+    assert_eq!(fake.count("CancelTask"), 1);
 }
 
 /// Opens a silent run, waits for it to reach A2A, and drops the client.
