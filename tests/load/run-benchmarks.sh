@@ -92,7 +92,10 @@ section "memory over one, then three 1,000,000-delta runs"
 floor after
 
 section "idle streams (heartbeat 1 s)"
-"$load" idle "${ours[@]}" --streams "${IDLE_STREAMS:-5000}" --concurrency 200 --hold 5 --heartbeat 1
+# Near the open-file limit the server refuses what its descriptor budget
+# has no room for (503): the table counts them, the script goes on.
+"$load" idle "${ours[@]}" --streams "${IDLE_STREAMS:-5000}" --concurrency 200 --hold 5 --heartbeat 1 ||
+  echo "(some streams were refused or ended early: see the table's rows)"
 
 if [[ -n ${PY_AGUI_URL:-} ]]; then
   py=(--url "$PY_AGUI_URL" --pid "$PY_AGUI_PID")

@@ -253,12 +253,13 @@ impl Opened {
         }
     }
 
-    /// Keeps reading (heartbeats) until the stream ends or `stop` fires.
-    pub(crate) async fn drain(mut self, mut stop: tokio::sync::watch::Receiver<bool>) {
+    /// Keeps reading (heartbeats) until the stream ends or `stop` fires;
+    /// `false` when the stream ended first.
+    pub(crate) async fn drain(mut self, mut stop: tokio::sync::watch::Receiver<bool>) -> bool {
         loop {
             tokio::select! {
-                frame = self.body.frame() => if !matches!(frame, Some(Ok(_))) { return },
-                _ = stop.changed() => return,
+                frame = self.body.frame() => if !matches!(frame, Some(Ok(_))) { return false },
+                _ = stop.changed() => return true,
             }
         }
     }

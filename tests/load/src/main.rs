@@ -118,7 +118,7 @@ async fn run(options: Options) -> Result<bool, String> {
         Mode::Idle => {
             let mut report = hold_idle(&target, &options, pid).await;
             report.print(&url, &options);
-            report.errors == 0
+            report.errors == 0 && report.ended_early == 0
         }
     };
     if let Some(spawned) = spawned {
@@ -232,7 +232,9 @@ async fn hold_idle(target: &Arc<Target>, options: &Options, pid: Option<u32>) ->
     report.server = baseline.zip(held);
     let _ = stop_tx.send(true);
     for holder in holders {
-        let _ = holder.await;
+        if !holder.await.unwrap_or(false) {
+            report.ended_early += 1;
+        }
     }
     report
 }

@@ -36,6 +36,8 @@ pub(crate) struct IdleReport {
     pub(crate) first_event: Samples,
     /// Server figures before opening and while holding the streams.
     pub(crate) server: Option<(ProcSample, ProcSample)>,
+    /// Streams that opened but ended before the hold did.
+    pub(crate) ended_early: usize,
     failures: BTreeMap<String, usize>,
 }
 
@@ -147,6 +149,10 @@ impl IdleReport {
                 &format!("{:.3} s", self.open_time.as_secs_f64()),
             ),
             row("held for", &format!("{} s", options.hold_secs)),
+            row(
+                "streams that ended while held",
+                &self.ended_early.to_string(),
+            ),
         ];
         rows.extend(percentiles("time to first event", &mut self.first_event));
         if let Some((before, held)) = self.server {
