@@ -58,10 +58,11 @@ const FLUSHERS: usize = 8;
 /// [`MOST_DESCRIPTORS`]).
 const MAX_BATCH: usize = SPARES;
 
-/// Most descriptors the store holds at once: each lane's batch (its files
-/// and the directory), and the spare being made. The server keeps them
-/// back from its runs' connections (`app::DescriptorBudget`).
-pub const MOST_DESCRIPTORS: u64 = 2 * (MAX_BATCH as u64 + 1) + 1;
+/// Most descriptors the store holds at once: each lane's batch (its files,
+/// the directory, and one more for a moment: a spare being made or
+/// `/proc/meminfo`), and the refill's spare being made. The server keeps
+/// them back from its runs' connections (`app::DescriptorBudget`).
+pub const MOST_DESCRIPTORS: u64 = 2 * (MAX_BATCH as u64 + 2) + 1;
 
 /// Why a thread document could not be read or written. Every variant maps to
 /// `STATE_UNAVAILABLE` at admission or `STATE_PERSISTENCE_FAILED` mid-run.
@@ -336,11 +337,11 @@ impl StateStore {
     }
 
     /// Commits a lane's batches until none of its writes waits: each batch
-    /// holds the writes queued when it starts, up to [`MAX_BATCH`]. A batch needs one or two
-    /// flushes of the disk's cache and one directory fsync, however many
-    /// writes it holds (see `flush`), so a burst of admissions waits for a
-    /// few batches instead of queueing for the disk one write after
-    /// another. The admissions (a client waits on each for its first byte)
+    /// holds the writes queued when it starts, up to [`MAX_BATCH`]. A
+    /// batch needs one or two flushes of the disk's cache and one
+    /// directory fsync, however many writes it holds (see `flush`), so a
+    /// burst of admissions waits for a few batches instead of queueing for
+    /// the disk one write after another. The admissions (a client waits on each for its first byte)
     /// have a lane of their own, so that they never wait behind a batch of
     /// the runs' other writes (BENCHMARKS.md). A thread never has two
     /// writes in flight: its writes are made under its lock, one after the
