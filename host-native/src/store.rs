@@ -481,13 +481,14 @@ impl StateStore {
         // Written over the old content: a document as long as the spare
         // (both padded to whole blocks) needs no block allocated or freed
         // and leaves the inode as it was, so fdatasync writes the data
-        // alone, not the inode or the file system's bitmaps too.
+        // alone, not the inode or the file system's bitmaps too. Only a
+        // longer spare is cut; the write itself lengthens a shorter one.
         let bytes = &write.bytes;
         let filled = file
             .write_all_at(bytes, 0)
-            .and_then(|()| match len == bytes.len() as u64 {
-                true => Ok(()),
-                false => file.set_len(bytes.len() as u64),
+            .and_then(|()| match len > bytes.len() as u64 {
+                true => file.set_len(bytes.len() as u64),
+                false => Ok(()),
             });
         Some(match filled {
             Ok(()) => Ok(Spare { name, file, flags }),
