@@ -199,7 +199,11 @@ where
         // keep the descriptors they will need (app::DescriptorBudget).
         tracing::warn!("open descriptor budget reached: run refused");
         let error = ProtocolError::new(ErrorCode::StateUnavailable, MessageKey::StateUnavailable);
-        return error_response(&error, language);
+        let mut response = error_response(&error, language);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
     }
     let load = crate::engine::load(&app.store, &validated.input.thread_id).await;
     match app.engine.run(validated, cwd, load).await {

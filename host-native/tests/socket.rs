@@ -279,6 +279,11 @@ async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
         assert!(head.starts_with("HTTP/1.1 200"), "run {n}: {head}");
         held.push(c);
     }
+    // RUN_STARTED comes before the run's A2A call.
+    fake.wait_for("three runs at A2A", |f| {
+        f.count("SendStreamingMessage") == 3
+    })
+    .await;
 
     let mut fourth = TcpStream::connect(s.addr).await.unwrap();
     let body = run_body("refused", "r1", &s.t.workspace).to_string();
@@ -287,10 +292,9 @@ async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
     let answer = text(&read_until(&mut fourth, b"\0never").await);
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains(r#""code":"STATE_UNAVAILABLE""#), "{answer}");
-    assert!(
-        answer.to_ascii_lowercase().contains("connection: close"),
-        "{answer}"
-    );
+    let lower = answer.to_ascii_lowercase();
+    assert!(lower.contains("connection: close\r\n"), "{answer}");
+    assert!(lower.contains("retry-after: 1\r\n"), "{answer}");
     let threads = s.t.root.path().join("state/threads");
     assert!(
         !threads.join("refused.json").exists(),
@@ -313,6 +317,7 @@ async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
     again.write_all(&request(&body, "")).await.unwrap();
     let head = text(&read_until(&mut again, b"RUN_STARTED").await);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // Four calls in all: the refused run never reached A2A.
     fake.wait_for("three runs streaming from A2A", |f| {
         f.count("SendStreamingMessage") == 4
             && f.open_streams.load(std::sync::atomic::Ordering::SeqCst) == 3
