@@ -46,6 +46,14 @@ fn request(body: &str, extra_headers: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// Connects and sends a new run of `thread` (run id `run`).
+async fn post_run(s: &Running, thread: &str, run: &str) -> TcpStream {
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    let body = run_body(thread, run, &s.t.workspace).to_string();
+    c.write_all(&request(&body, "")).await.unwrap();
+    c
+}
+
 /// Reads until `needle` shows up (or the connection ends); returns all bytes.
 async fn read_until(stream: &mut TcpStream, needle: &[u8]) -> Vec<u8> {
     let mut seen = Vec::new();
@@ -272,9 +280,7 @@ async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
     let s = start(&fake.url(), http, ConnTimeouts::default()).await;
     let mut held = Vec::new();
     for n in 0..3 {
-        let mut c = TcpStream::connect(s.addr).await.unwrap();
-        let body = run_body(&format!("held-{n}"), "r1", &s.t.workspace).to_string();
-        c.write_all(&request(&body, "")).await.unwrap();
+        let mut c = post_run(&s, &format!("held-{n}"), "r1").await;
         let head = text(&read_until(&mut c, b"RUN_STARTED").await);
         assert!(head.starts_with("HTTP/1.1 200"), "run {n}: {head}");
         held.push(c);
@@ -285,9 +291,7 @@ async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
     })
     .await;
 
-    let mut fourth = TcpStream::connect(s.addr).await.unwrap();
-    let body = run_body("refused", "r1", &s.t.workspace).to_string();
-    fourth.write_all(&request(&body, "")).await.unwrap();
+    let mut fourth = post_run(&s, "refused", "r1").await;
     // Read to the end: the server closes the connection after its answer.
     let answer = text(&read_until(&mut fourth, b"\0never").await);
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
@@ -312,9 +316,7 @@ async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
         connections.load(std::sync::atomic::Ordering::SeqCst) < 3
     })
     .await;
-    let mut again = TcpStream::connect(s.addr).await.unwrap();
-    let body = run_body("refused", "r1", &s.t.workspace).to_string();
-    again.write_all(&request(&body, "")).await.unwrap();
+    let mut again = post_run(&s, "refused", "r1").await;
     let head = text(&read_until(&mut again, b"RUN_STARTED").await);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     // Four calls in all: the refused run never reached A2A.
@@ -328,9 +330,7 @@ async fn past_the_descriptor_budget_a_run_is_refused_and_the_others_go_on() {
 
 /// Opens a silent run, waits for it to reach A2A, and drops the client.
 async fn silent_run_then_disconnect(s: &Running, fake: &FakeA2a, n: usize) -> Duration {
-    let mut c = TcpStream::connect(s.addr).await.unwrap();
-    let body = run_body(&format!("thread-{n}"), &format!("run-{n}"), &s.t.workspace).to_string();
-    c.write_all(&request(&body, "")).await.unwrap();
+    let mut c = post_run(s, &format!("thread-{n}"), &format!("run-{n}")).await;
     let _ = read_until(&mut c, b"RUN_STARTED").await;
     fake.wait_for("the A2A stream", |f| {
         f.count("SendStreamingMessage") == n + 1
