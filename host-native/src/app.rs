@@ -97,8 +97,6 @@ pub struct App {
     shutdown: watch::Receiver<bool>,
     /// Open client connections (counted by `server::serve`).
     connections: Arc<AtomicUsize>,
-    /// The most connections [`HttpSettings::descriptors`] leaves room for.
-    most_connections: usize,
 }
 
 impl App {
@@ -134,9 +132,6 @@ impl App {
             shutdown.clone(),
             loops,
         );
-        let most_connections = http
-            .descriptors
-            .map_or(usize::MAX, |budget| budget.connections());
         Arc::new(App {
             http,
             store,
@@ -145,7 +140,6 @@ impl App {
             engine,
             shutdown,
             connections: Arc::default(),
-            most_connections,
         })
     }
 
@@ -168,7 +162,10 @@ impl App {
     /// the descriptor budget: a new run may be admitted, and a connection
     /// may stay open for another request.
     pub fn has_room(&self) -> bool {
-        self.connections.load(Ordering::Relaxed) <= self.most_connections
+        let open = self.connections.load(Ordering::Relaxed);
+        self.http
+            .descriptors
+            .is_none_or(|budget| open <= budget.connections())
     }
 
     /// True when no run is active or admitting and no interrupt is pending

@@ -341,11 +341,11 @@ impl StateStore {
     /// batch needs one or two flushes of the disk's cache and one
     /// directory fsync, however many writes it holds (see `flush`), so a
     /// burst of admissions waits for a few batches instead of queueing for
-    /// the disk one write after another. The admissions (a client waits on each for its first byte)
-    /// have a lane of their own, so that they never wait behind a batch of
-    /// the runs' other writes (BENCHMARKS.md). A thread never has two
-    /// writes in flight: its writes are made under its lock, one after the
-    /// other.
+    /// the disk one write after another. The admissions (a client waits on
+    /// each for its first byte) have a lane of their own, so that they
+    /// never wait behind a batch of the runs' other writes (BENCHMARKS.md).
+    /// A thread never has two writes in flight: its writes are made under
+    /// its lock, one after the other.
     fn commit_queued(&self, lane: usize) {
         loop {
             let batch = {
@@ -1100,10 +1100,9 @@ mod tests {
         for outcome in outcomes {
             outcome.await.unwrap().unwrap();
         }
-        let batch = MAX_BATCH;
         assert_eq!(
             batches(&store),
-            [(batch, 0), (3, 0), (0, batch), (0, 3)],
+            [(MAX_BATCH, 0), (3, 0), (0, MAX_BATCH), (0, 3)],
             "each lane in two batches, the first one full"
         );
     }
