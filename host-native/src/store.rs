@@ -664,8 +664,20 @@ fn flush(filled: &[(Write, Spare)], directory: &File) -> Vec<Result<(), StoreErr
 }
 
 /// Flushes each filled spare's data on its own, up to [`FLUSHERS`] at once.
+/// Every file's write-back is started first, without waiting for it
+/// (`posix_fadvise(DONTNEED)` on a dirty file starts it), so the data of
+/// the whole batch goes to the disk together and the flushes that follow
+/// mostly wait for the disk's cache flush, which overlapping flushes share:
+/// a sixth less CPU per write, a fifth fewer cache flushes (BENCHMARKS.md).
+/// The hint's outcome does not matter; `fdatasync` makes the data durable.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn flush_each(filled: &[(Write, Spare)]) -> Vec<Result<(), StoreError>> {
+    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
+    if filled.len() > 1 {
+        for (_, spare) in filled {
+            let _ = posix_fadvise(&spare.file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
+        }
+    }
     let per_file = |part: &[(Write, Spare)]| -> Vec<Result<(), StoreError>> {
         part.iter()
             .map(|(_, spare)| spare.file.sync_data().map_err(io))
