@@ -152,7 +152,8 @@ struct Write {
 #[derive(Debug)]
 struct Spare {
     name: String,
-    file: File,
+    /// Shared with the blocking threads that flush it (`flush_each`).
+    file: Arc<File>,
     flags: nix::fcntl::RenameFlags,
 }
 
@@ -491,7 +492,11 @@ impl StateStore {
                 false => Ok(()),
             });
         Some(match filled {
-            Ok(()) => Ok(Spare { name, file, flags }),
+            Ok(()) => Ok(Spare {
+                name,
+                file: Arc::new(file),
+                flags,
+            }),
             Err(error) => {
                 self.give_back(name);
                 Err(io(error))
@@ -667,9 +672,9 @@ fn flush(filled: &[(Write, Spare)], directory: &File) -> Vec<Result<(), StoreErr
 /// Every file's write-back is started first, without waiting for it
 /// (`posix_fadvise(DONTNEED)` on a dirty file starts it), so the data of
 /// the whole batch goes to the disk together and the flushes that follow
-/// mostly wait for the disk's cache flush, which overlapping flushes share:
-/// a sixth less CPU per write, a fifth fewer cache flushes (BENCHMARKS.md).
-/// The hint's outcome does not matter; `fdatasync` makes the data durable.
+/// mostly wait for the disk's cache flush, which overlapping flushes share
+/// (BENCHMARKS.md). The hint's outcome does not matter; `fdatasync` makes
+/// the data durable.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn flush_each(filled: &[(Write, Spare)]) -> Vec<Result<(), StoreError>> {
     use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
@@ -678,32 +683,40 @@ fn flush_each(filled: &[(Write, Spare)]) -> Vec<Result<(), StoreError>> {
             let _ = posix_fadvise(&spare.file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
         }
     }
-    let per_file = |part: &[(Write, Spare)]| -> Vec<Result<(), StoreError>> {
-        part.iter()
-            .map(|(_, spare)| spare.file.sync_data().map_err(io))
+    let per_file = |files: &[Arc<File>]| -> Vec<Result<(), StoreError>> {
+        files
+            .iter()
+            .map(|file| file.sync_data().map_err(io))
             .collect()
     };
-    let per_thread = filled.len().div_ceil(FLUSHERS).max(1);
-    std::thread::scope(|scope| {
-        let mut parts = filled.chunks(per_thread);
-        let first = parts.next().unwrap_or_default();
-        let others: Vec<_> = parts
-            .map(|part| {
-                let thread =
-                    std::thread::Builder::new().spawn_scoped(scope, move || per_file(part));
-                (part, thread)
-            })
-            .collect();
-        // Where a thread could not be started, its share is flushed here.
-        let mut flushed = per_file(first);
-        for (part, thread) in others {
-            match thread.map(|thread| thread.join()) {
-                Ok(Ok(outcomes)) => flushed.extend(outcomes),
-                _ => flushed.extend(per_file(part)),
-            }
+    let files: Vec<Arc<File>> = filled
+        .iter()
+        .map(|(_, spare)| Arc::clone(&spare.file))
+        .collect();
+    let mut parts = files.chunks(files.len().div_ceil(FLUSHERS).max(1));
+    let first = parts.next().unwrap_or_default();
+    // The other parts go to the runtime's blocking threads, which outlive
+    // the batch: no thread is started per batch.
+    let others: Vec<_> = parts
+        .map(|part| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let owned = part.to_vec();
+            let sent = tokio::runtime::Handle::try_current().map(|runtime| {
+                runtime.spawn_blocking(move || tx.send(per_file(&owned)));
+            });
+            (part, sent.ok().map(|()| rx))
+        })
+        .collect();
+    let mut flushed = per_file(first);
+    for (part, rx) in others {
+        // A part that no thread flushed (no runtime, or it is shutting
+        // down) is flushed here.
+        match rx.and_then(|rx| rx.recv().ok()) {
+            Some(outcomes) => flushed.extend(outcomes),
+            None => flushed.extend(per_file(part)),
         }
-        flushed
-    })
+    }
+    flushed
 }
 
 /// The machine's data waiting to be written to disk or being written
@@ -1143,9 +1156,10 @@ mod tests {
         assert_eq!(documents(&store).len(), 5);
     }
 
+    /// Flushes 20 filled spares one by one, the 14th a character device
+    /// (fdatasync refuses it: EINVAL), and checks each outcome is its own.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[tokio::test]
-    async fn files_flushed_one_by_one_each_get_their_own_outcome() {
+    fn flush_twenty_with_one_bad() {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
         let filled: Vec<(Write, Spare)> = (0..20)
@@ -1159,10 +1173,9 @@ mod tests {
                     done,
                 };
                 let spare = match i {
-                    // fdatasync refuses a character device: EINVAL.
                     13 => Spare {
                         name: "null".into(),
-                        file: File::open("/dev/null").unwrap(),
+                        file: Arc::new(File::open("/dev/null").unwrap()),
                         flags: nix::fcntl::RenameFlags::RENAME_NOREPLACE,
                     },
                     _ => store.fill_spare(&write).unwrap().unwrap(),
@@ -1175,6 +1188,20 @@ mod tests {
         assert_eq!(outcomes.len(), 20);
         assert_eq!(failed, [13], "each outcome is its own file's");
         assert_eq!(outcomes[13], Err(StoreError::Os(libc::EINVAL)));
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[tokio::test]
+    async fn files_flushed_one_by_one_each_get_their_own_outcome() {
+        // Parts of the batch go to the runtime's blocking threads.
+        flush_twenty_with_one_bad();
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn without_a_runtime_every_file_is_flushed_on_the_calling_thread() {
+        assert!(tokio::runtime::Handle::try_current().is_err());
+        flush_twenty_with_one_bad();
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
