@@ -69,6 +69,11 @@ section "admission: plain runs, one client"
 section "admission: plain runs, 100 clients"
 "$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain
 
+section "admission: plain runs, 100 clients, 64 MiB of another program's data unwritten (the store flushes file by file, not with syncfs)"
+dd if=/dev/zero of="$TMPDIR/unwritten" bs=1M count=64 status=none
+"$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain
+rm -f "$TMPDIR/unwritten" # its data is dropped, not written: the next steps start clean
+
 section "admission among 100 streaming runs: 1,000 runs of 50 ticks (0.5 s), 100 at once, each run's first 5 ticks left out"
 churn=(--runs 1000 --concurrency 100 --threads 2 --scenario ticks:50:10 --skip-ticks 5)
 "$load" "${ours[@]}" "${churn[@]}"
