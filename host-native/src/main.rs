@@ -24,6 +24,9 @@ fn main() -> ExitCode {
         }
     };
     iac_agui::logging::init(settings.log_format, settings.debug);
+    // Before any thread starts: the descriptor table then grows at once,
+    // not in steps that stall the first runs (service.rs).
+    iac_agui::service::raise_open_file_limit();
     let (runtime, loops) = match EventLoops::start(settings.workers) {
         Ok(started) => started,
         Err(error) => {

@@ -34,19 +34,52 @@ impl std::fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-/// Raises the soft limit on open descriptors to the hard one, and returns
-/// the limit in force. Every stream holds two (its client's connection and
-/// its A2A stream), so the usual soft limit of 1,024 would refuse new runs
-/// from about 500 open streams on, while the hard limit is usually far
-/// higher.
-fn raise_open_file_limit() -> Option<u64> {
+/// Raises the soft limit on open descriptors to the hard one, grows the
+/// descriptor table to fit it (up to [`PRESIZED_DESCRIPTORS`]), and returns
+/// the limit in force. Every stream holds two descriptors (its client's
+/// connection and its A2A stream), so the usual soft limit of 1,024 would
+/// refuse new runs from about 500 open streams on, while the hard limit is
+/// usually far higher.
+///
+/// Call it before the process starts its threads: `main` does, and
+/// [`run`] calls it again to learn the limit (a no-op by then).
+pub fn raise_open_file_limit() -> Option<u64> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
-    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+    let limit = if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
         tracing::debug!(from = soft, to = hard, "raised the open file limit");
-        return Some(hard);
+        hard
+    } else {
+        soft
+    };
+    presize_descriptor_table(limit.min(PRESIZED_DESCRIPTORS));
+    Some(limit)
+}
+
+/// How many descriptors the table is grown to at start: 512 KiB of kernel
+/// memory, room for over 20,000 streams.
+pub const PRESIZED_DESCRIPTORS: u64 = 65_536;
+
+/// Grows the process's descriptor table to `slots` at once.
+///
+/// The kernel grows the table by doubling it as descriptors are opened.
+/// In a process with several threads each doubling waits for an RCU grace
+/// period (10-12 ms here), and every open and accept of the process waits
+/// behind it: the first burst of runs after a start stalled that way
+/// (BENCHMARKS.md). Grown while the process has one thread, the table
+/// waits for nothing, and it never shrinks. Opening the highest
+/// descriptor once is enough; if that fails, the table grows as before.
+fn presize_descriptor_table(slots: u64) {
+    use nix::fcntl::{fcntl, FcntlArg};
+    let Some(Ok(highest)) = slots.checked_sub(1).map(i32::try_from) else {
+        return;
+    };
+    let Ok(null) = std::fs::File::open("/dev/null") else {
+        return;
+    };
+    if let Ok(fd) = fcntl(&null, FcntlArg::F_DUPFD_CLOEXEC(highest)) {
+        let _ = nix::unistd::close(fd);
     }
-    Some(soft)
 }
 
 /// Runs the server on `loops` (this task on the first) until a signal or
@@ -216,5 +249,31 @@ async fn idle_for(app: &Arc<App>, idle: Option<Duration>) {
         } else if idle_since.elapsed() >= idle {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel's size of this process's descriptor table (`FDSize`).
+    fn descriptor_table_size() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix("FDSize:"))
+            .expect("FDSize");
+        line.trim().parse().expect("a number")
+    }
+
+    #[test]
+    fn the_descriptor_table_is_grown_to_the_limit_at_once() {
+        let limit = raise_open_file_limit().expect("the limit");
+        let wanted = limit.min(PRESIZED_DESCRIPTORS);
+        let size = descriptor_table_size();
+        assert!(size >= wanted, "table of {size} slots, {wanted} wanted");
+        // The descriptor that grew it is closed again.
+        let highest = std::path::PathBuf::from(format!("/proc/self/fd/{}", wanted - 1));
+        assert!(!highest.exists(), "{} is open", highest.display());
     }
 }
