@@ -27,6 +27,12 @@ use client::{Ending, Protocol, Target};
 use options::{Mode, Options};
 use report::{IdleReport, RunReport};
 
+// The client shares the machine with the server it measures: glibc's
+// malloc made a tenth of this tool's CPU (BENCHMARKS.md), CPU the server
+// then lacked. The server uses the same allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let options = match Options::parse(std::env::args().skip(1)) {
         Ok(Some(options)) => options,
