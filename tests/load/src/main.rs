@@ -27,9 +27,9 @@ use client::{Ending, Protocol, Target};
 use options::{Mode, Options};
 use report::{IdleReport, RunReport};
 
-// The client shares the machine with the server it measures: glibc's
-// malloc made a tenth of this tool's CPU (BENCHMARKS.md), CPU the server
-// then lacked. The server uses the same allocator.
+// The client shares the machine with the server it measures: with
+// glibc's malloc it ran a third slower (BENCHMARKS.md), and the server
+// lacked the CPU it took. The server uses the same allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
