@@ -584,16 +584,30 @@ async fn write_response(
         http1::write_all(socket, &out).await?;
         return Ok(keep_alive);
     }
-    // A body of known size goes out with its head, in one write.
+    // A body of known size goes out with its head, in one write. A
+    // streamed one's head goes out with its first chunk when that is ready
+    // at once (a run's `RUN_STARTED` is), else alone, so that the client
+    // has it without waiting for the first event.
+    let mut ready = None;
     if exact.is_none() {
-        http1::write_all(socket, &out).await?;
-        out = Vec::new();
+        ready = std::future::poll_fn(|cx| match Pin::new(&mut body).poll_frame(cx) {
+            Poll::Ready(frame) => Poll::Ready(Some(frame)),
+            Poll::Pending => Poll::Ready(None),
+        })
+        .await;
+        if ready.is_none() {
+            http1::write_all(socket, &out).await?;
+            out = Vec::new();
+        }
     }
     loop {
-        let frame = tokio::select! {
-            biased;
-            frame = body.frame() => frame,
-            gone = client_gone(socket, buffered) => return Err(gone),
+        let frame = match ready.take() {
+            Some(frame) => frame,
+            None => tokio::select! {
+                biased;
+                frame = body.frame() => frame,
+                gone = client_gone(socket, buffered) => return Err(gone),
+            },
         };
         let Some(Ok(frame)) = frame else {
             break;
@@ -601,21 +615,34 @@ async fn write_response(
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        if data.is_empty() {
-            continue;
-        }
+        // The last chunk carries the end of the body too: one write fewer
+        // per run.
+        let last = body.is_end_stream();
         if exact.is_some() {
             out.extend_from_slice(&data);
-        } else if chunked {
+        } else if !data.is_empty() || !out.is_empty() {
             // A buffer per chunk, sized to it and freed once written: a
-            // stream may wait an hour between chunks.
-            let mut chunk = Vec::with_capacity(data.len() + 24);
-            let _ = write!(chunk, "{:x}\r\n", data.len());
-            chunk.extend_from_slice(&data);
-            chunk.extend_from_slice(b"\r\n");
-            http1::write_all(socket, &chunk).await?;
-        } else {
-            http1::write_all(socket, &data).await?;
+            // stream may wait an hour between chunks. It starts with the
+            // head when that has not gone out yet.
+            let mut chunk = std::mem::take(&mut out);
+            if !data.is_empty() {
+                chunk.reserve_exact(data.len() + 24);
+                if chunked {
+                    let _ = write!(chunk, "{:x}\r\n", data.len());
+                }
+                chunk.extend_from_slice(&data);
+                if chunked {
+                    chunk.extend_from_slice(b"\r\n");
+                }
+            }
+            if last {
+                out = chunk;
+            } else {
+                http1::write_all(socket, &chunk).await?;
+            }
+        }
+        if last {
+            break;
         }
     }
     if chunked {

@@ -202,12 +202,16 @@ impl Body for RunBody {
                 }
             }
         }
+        if this.ended {
+            // The run is over: dropping the body after this is no
+            // disconnect, even before it was polled to its end.
+            this.on_disconnect = None;
+        }
         if !records.is_empty() {
             this.last_write = Instant::now();
             return Poll::Ready(Some(Ok(Frame::data(Bytes::from(records)))));
         }
         if this.ended {
-            this.on_disconnect = None;
             return Poll::Ready(None);
         }
         // Silence: the timer is re-armed lazily, not on every write.
@@ -276,6 +280,18 @@ mod tests {
         assert_eq!(next_frame(&mut body).await, None, "the body ends after End");
         drop(body);
         assert!(!*gone.lock().unwrap(), "an ended run is no disconnect");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_last_chunk_tells_the_end_and_dropping_the_body_then_is_no_disconnect() {
+        let (tx, mut body, gone) = test_body(DEFAULT_HEARTBEAT);
+        assert!(tx.send(event("{}")));
+        assert!(!body.is_end_stream());
+        assert!(tx.send(Record::End));
+        assert_eq!(next_frame(&mut body).await.unwrap(), &b"data: {}\n\n"[..]);
+        assert!(body.is_end_stream(), "the connection may end the body here");
+        drop(body);
+        assert!(!*gone.lock().unwrap(), "the run had ended");
     }
 
     #[tokio::test(start_paused = true)]
