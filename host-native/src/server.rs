@@ -615,34 +615,27 @@ async fn write_response(
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        // The last chunk carries the end of the body too: one write fewer
-        // per run.
-        let last = body.is_end_stream();
-        if exact.is_some() {
-            out.extend_from_slice(&data);
-        } else if !data.is_empty() || !out.is_empty() {
-            // A buffer per chunk, sized to it and freed once written: a
-            // stream may wait an hour between chunks. It starts with the
-            // head when that has not gone out yet.
-            let mut chunk = std::mem::take(&mut out);
-            if !data.is_empty() {
-                chunk.reserve_exact(data.len() + 24);
-                if chunked {
-                    let _ = write!(chunk, "{:x}\r\n", data.len());
-                }
-                chunk.extend_from_slice(&data);
-                if chunked {
-                    chunk.extend_from_slice(b"\r\n");
-                }
+        if !data.is_empty() {
+            out.reserve(data.len() + 24);
+            if chunked {
+                let _ = write!(out, "{:x}\r\n", data.len());
             }
-            if last {
-                out = chunk;
-            } else {
-                http1::write_all(socket, &chunk).await?;
+            out.extend_from_slice(&data);
+            if chunked {
+                out.extend_from_slice(b"\r\n");
             }
         }
-        if last {
+        // The last chunk carries the end of the body too: one write fewer
+        // per run.
+        if body.is_end_stream() {
             break;
+        }
+        // A streamed chunk (after the head, when that has not gone out
+        // yet) is written at once, from a buffer sized to it and freed
+        // once written: a stream may wait an hour between chunks.
+        if exact.is_none() && !out.is_empty() {
+            http1::write_all(socket, &out).await?;
+            out = Vec::new();
         }
     }
     if chunked {
