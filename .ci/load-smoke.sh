@@ -30,6 +30,10 @@ load="$target/$profile/iac-agui-load"
   --runs 20 --concurrency 4 --scenario deltas:200
 "$load" --spawn --server-bin "$target/$profile/iac-agui" \
   --runs 6 --concurrency 2 --scenario tool
+# Four conversations of five turns each (a THREAD_BUSY or any other
+# refusal of a later turn fails the run).
+"$load" --spawn --server-bin "$target/$profile/iac-agui" \
+  --runs 20 --concurrency 4 --scenario plain --turns
 "$load" idle --spawn --server-bin "$target/$profile/iac-agui" \
   --streams 20 --concurrency 10 --hold 1.5 --heartbeat 0.5
 

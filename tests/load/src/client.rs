@@ -90,9 +90,9 @@ impl Target {
         Ok((authority.to_owned(), path.to_owned()))
     }
 
-    /// The request body of run number `i`.
-    pub(crate) fn body(&self, i: usize) -> Bytes {
-        let thread = format!("load-{}-{i}", self.nonce);
+    /// The request body of run number `i`, a turn on thread number `thread`.
+    pub(crate) fn body(&self, i: usize, thread: usize) -> Bytes {
+        let thread = format!("load-{}-{thread}", self.nonce);
         let text = format!("scenario:{}", self.scenario);
         let value = match self.protocol {
             Protocol::Agui => json!({
@@ -127,8 +127,9 @@ impl Target {
         Bytes::from(value.to_string())
     }
 
-    /// Connects and sends run `i`; returns once the response head arrived.
-    pub(crate) async fn open(&self, i: usize) -> Result<Opened, Ending> {
+    /// Connects and sends run `i` on thread `thread`; returns once the
+    /// response head arrived.
+    pub(crate) async fn open(&self, i: usize, thread: usize) -> Result<Opened, Ending> {
         let transport = |e: &dyn std::fmt::Display| Ending::Transport(e.to_string());
         let stream = TcpStream::connect(&self.authority)
             .await
@@ -149,7 +150,7 @@ impl Target {
             request = request.header("A2A-Version", "1.0");
         }
         let request = request
-            .body(Full::new(self.body(i)))
+            .body(Full::new(self.body(i, thread)))
             .map_err(|e| transport(&e))?;
         let sent = Instant::now();
         let response = sender
@@ -165,9 +166,9 @@ impl Target {
         })
     }
 
-    /// Runs number `i` to its end.
-    pub(crate) async fn run(&self, i: usize) -> RunResult {
-        match self.open(i).await {
+    /// Runs number `i`, on thread `thread`, to its end.
+    pub(crate) async fn run(&self, i: usize, thread: usize) -> RunResult {
+        match self.open(i, thread).await {
             Ok(opened) => opened.read_to_end(self.protocol, self.skip_ticks).await,
             Err(ending) => RunResult {
                 first_event: None,

@@ -152,10 +152,10 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
         samples
     });
     let workers: Vec<_> = (0..options.concurrency.min(options.runs))
-        .map(|_| {
+        .map(|worker| {
             let target = Arc::clone(target);
             let next = Arc::clone(&next);
-            let (runs, rate) = (options.runs, options.rate);
+            let (runs, rate, turns) = (options.runs, options.rate, options.turns);
             tokio::spawn(async move {
                 let mut results = Vec::new();
                 loop {
@@ -173,7 +173,11 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
                         }
                         None => Duration::ZERO,
                     };
-                    let mut result = target.run(i).await;
+                    // With --turns each worker holds one thread, so its runs
+                    // follow one another on it; otherwise every run opens a
+                    // thread of its own.
+                    let thread = if turns { worker } else { i };
+                    let mut result = target.run(i, thread).await;
                     result.first_event = result.first_event.map(|first| first + late);
                     results.push((i, result));
                 }
@@ -211,7 +215,7 @@ async fn hold_idle(target: &Arc<Target>, options: &Options, pid: Option<u32>) ->
             let stop = stop_rx.clone();
             tokio::spawn(async move {
                 let permit = gate.acquire_owned().await;
-                let mut opened = target.open(i).await?;
+                let mut opened = target.open(i, i).await?;
                 let first = opened.first_event().await?;
                 drop(permit);
                 let holder = tokio::spawn(opened.drain(stop));

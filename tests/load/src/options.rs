@@ -35,6 +35,8 @@ pub(crate) struct Options {
     pub(crate) threads: usize,
     pub(crate) skip_ticks: u64,
     pub(crate) keep_state: bool,
+    /// Each client keeps one thread and sends its runs as turns on it.
+    pub(crate) turns: bool,
 }
 
 pub(crate) const USAGE: &str = "\
@@ -67,6 +69,9 @@ load:
   --streams K          idle streams [default: 1000]
   --hold SECS          how long idle streams stay open [default: 3]
   --heartbeat SECS     iac-agui heartbeat for --spawn [default: 1]
+  --turns              each of the C clients keeps one thread and sends its
+                       runs as successive turns on it, as a conversation
+                       does [default: a new thread per run]
   --threads T          client worker threads [default: 1]
   --skip-ticks N       leave each run's first N ticks out of the tick
                        latency (they may wait behind the runs' admissions)
@@ -95,6 +100,7 @@ impl Options {
             threads: 1,
             skip_ticks: 0,
             keep_state: false,
+            turns: false,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -106,6 +112,7 @@ impl Options {
                 "--spawn" => o.spawn = true,
                 "--a2a" => o.protocol = Protocol::A2a,
                 "--keep-state" => o.keep_state = true,
+                "--turns" => o.turns = true,
                 "--url" => o.url = Some(value()?),
                 "--server-bin" => o.server_bin = Some(PathBuf::from(value()?)),
                 "--cwd" => o.cwd = value()?,
@@ -187,6 +194,7 @@ mod tests {
             "--skip-ticks",
             "100",
             "--keep-state",
+            "--turns",
             "--rate",
             "1500",
         ])
@@ -203,6 +211,8 @@ mod tests {
         assert_eq!(o.skip_ticks, 100);
         assert!(o.keep_state);
         assert!(!parse(&["--spawn"]).unwrap().unwrap().keep_state);
+        assert!(o.turns);
+        assert!(!parse(&["--spawn"]).unwrap().unwrap().turns);
         assert!((o.hold_secs - 0.5).abs() < f64::EPSILON);
         assert!(parse(&["--help"]).unwrap().is_none());
         assert!(parse(&[]).unwrap_err().contains("--url"));
