@@ -19,8 +19,12 @@
 //! wait while one batch is made form the next. Each batch is flushed at
 //! once where it can be, then renamed, then covered by one directory fsync
 //! (see [`StateStore::commit_queued`]).
+//!
+//! The documents written last are also kept in memory, a bounded number
+//! of them ([`Recent`]), so that a conversation's next turn is read from
+//! there instead of from its file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::{
@@ -63,6 +67,10 @@ const MAX_BATCH: usize = SPARES;
 /// `/proc/meminfo`), and the refill's spare being made. The server keeps
 /// them back from its runs' connections (`app::DescriptorBudget`).
 pub const MOST_DESCRIPTORS: u64 = 2 * (MAX_BATCH as u64 + 2) + 1;
+
+/// Most documents kept in [`Recent`], and most bytes of them.
+const RECENT_DOCUMENTS: usize = 1024;
+const RECENT_BYTES: usize = 4 << 20;
 
 /// Why a thread document could not be read or written. Every variant maps to
 /// `STATE_UNAVAILABLE` at admission or `STATE_PERSISTENCE_FAILED` mid-run.
@@ -111,6 +119,7 @@ pub struct StateStore {
     /// `false` once the file system refused `renameat2` flags: every write
     /// then takes the temp-file path.
     exchange: std::sync::atomic::AtomicBool,
+    recent: Mutex<Recent>,
     #[cfg(test)]
     fail_before_rename: std::sync::atomic::AtomicBool,
     /// The batches committed: how many admissions, how many other writes.
@@ -164,6 +173,64 @@ impl Write {
     }
 }
 
+/// The documents this store wrote last, as the JSON of their files
+/// (without the padding), by file. A thread's next request reads its
+/// document from here, on the event loop, instead of from its file on a
+/// blocking thread: a conversation's turns come back to the same threads,
+/// which the engine forgets between runs (BENCHMARKS.md, twenty-fourth
+/// session). Only a write that succeeded enters; a failed one removes its
+/// file's entry, since the file may then hold either document. At most
+/// [`RECENT_DOCUMENTS`] documents and [`RECENT_BYTES`] bytes; the oldest go
+/// first.
+#[derive(Debug, Default)]
+struct Recent {
+    /// By file: the document's number in `order`, and its JSON.
+    documents: HashMap<PathBuf, (u64, Arc<[u8]>)>,
+    /// Files from the oldest write to the newest, with each write's
+    /// number; an entry whose number is no longer its file's is stale.
+    order: VecDeque<(u64, PathBuf)>,
+    written: u64,
+    bytes: usize,
+}
+
+impl Recent {
+    fn get(&self, path: &Path) -> Option<Arc<[u8]>> {
+        self.documents.get(path).map(|(_, json)| Arc::clone(json))
+    }
+
+    fn insert(&mut self, path: PathBuf, json: Arc<[u8]>) {
+        self.remove(&path);
+        self.written += 1;
+        self.bytes += json.len();
+        self.order.push_back((self.written, path.clone()));
+        self.documents.insert(path, (self.written, json));
+        while self.documents.len() > RECENT_DOCUMENTS || self.bytes > RECENT_BYTES {
+            let Some((number, oldest)) = self.order.pop_front() else {
+                break;
+            };
+            if self
+                .documents
+                .get(&oldest)
+                .is_some_and(|(n, _)| *n == number)
+            {
+                self.remove(&oldest);
+            }
+        }
+        // Rewrites of the same files leave stale entries behind.
+        if self.order.len() > 2 * RECENT_DOCUMENTS {
+            let documents = &self.documents;
+            self.order
+                .retain(|(number, path)| documents.get(path).is_some_and(|(n, _)| n == number));
+        }
+    }
+
+    fn remove(&mut self, path: &Path) {
+        if let Some((_, json)) = self.documents.remove(path) {
+            self.bytes -= json.len();
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Slot {
     /// `None` until the file was read; then `Some(None)` for "no thread".
@@ -207,6 +274,7 @@ impl StateStore {
             spares: Mutex::new(spares),
             refilling: std::sync::atomic::AtomicBool::new(false),
             exchange: std::sync::atomic::AtomicBool::new(true),
+            recent: Mutex::default(),
             #[cfg(test)]
             fail_before_rename: std::sync::atomic::AtomicBool::new(false),
             #[cfg(test)]
@@ -270,7 +338,11 @@ impl ThreadGuard {
     /// next request tries again.
     pub async fn document(&mut self) -> Result<Option<&Value>, StoreError> {
         if self.slot.document.is_none() {
-            let loaded = if absent(&self.path) {
+            let recent = crate::locked(&self.store.recent).get(&self.path);
+            let remembered = recent.and_then(|json| serde_json::from_slice(&json).ok());
+            let loaded = if let Some(document) = remembered {
+                Some(document)
+            } else if absent(&self.path) {
                 None
             } else {
                 let path = self.path.clone();
@@ -284,15 +356,19 @@ impl ThreadGuard {
     }
 
     /// Replaces the document on disk, in the next batch of writes. The
-    /// store keeps no copy of what it wrote (the machine holds the live
-    /// document): the next [`ThreadGuard::document`] reads the file again.
+    /// guard keeps no copy of what it wrote (the machine holds the live
+    /// document); the next [`ThreadGuard::document`] finds it among the
+    /// store's recent documents, or reads the file again.
     /// An `admission` write (a client waits on it for its first byte) goes
     /// in a lane of its own (see [`StateStore::commit_queued`]).
     ///
     /// # Errors
     /// The write failed; the old document stays in place on disk.
     pub async fn persist(&mut self, document: &Value, admission: bool) -> Result<(), StoreError> {
-        let bytes = padded(serde_json::to_vec(document).map_err(|_| StoreError::Corrupt)?);
+        let json: Arc<[u8]> = serde_json::to_vec(document)
+            .map_err(|_| StoreError::Corrupt)?
+            .into();
+        let bytes = padded(json.to_vec());
         #[cfg(test)]
         let fail_before_rename = self
             .store
@@ -310,11 +386,17 @@ impl ThreadGuard {
         });
         let written = outcome
             .await
-            .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
+            .unwrap_or(Err(StoreError::Io(std::io::ErrorKind::Other)));
         if self.store.wants_spares() {
             let store = Arc::clone(&self.store);
             tokio::task::spawn_blocking(move || store.make_spares());
         }
+        let mut recent = crate::locked(&self.store.recent);
+        match written {
+            Ok(()) => recent.insert(self.path.clone(), json),
+            Err(_) => recent.remove(&self.path),
+        }
+        drop(recent);
         written?;
         self.slot.document = None;
         Ok(())
@@ -860,6 +942,58 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_document_written_lately_is_read_from_memory_until_a_write_fails() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let mut guard = store.lock("t").await;
+        guard.persist(&json!({"turn": 1}), false).await.unwrap();
+        drop(guard);
+        store.forget("t");
+        // The file is not read again: its garbage goes unseen.
+        let file = store.dir().join("t.json");
+        std::fs::write(&file, b"not json").unwrap();
+        let mut guard = store.lock("t").await;
+        assert_eq!(guard.document().await.unwrap().unwrap()["turn"], 1);
+        // A failed write may leave either document in the file: from then
+        // on the file is read.
+        store.fail_before_rename.store(true, Ordering::SeqCst);
+        assert!(guard.persist(&json!({"turn": 2}), false).await.is_err());
+        drop(guard);
+        store.forget("t");
+        let mut guard = store.lock("t").await;
+        assert_eq!(guard.document().await.unwrap_err(), StoreError::Corrupt);
+    }
+
+    #[test]
+    fn recent_documents_are_bounded_by_count_and_bytes() {
+        let path = |i: usize| PathBuf::from(format!("t{i}.json"));
+        let json = |len: usize| Arc::<[u8]>::from(vec![b' '; len]);
+        let mut recent = Recent::default();
+        for i in 0..=RECENT_DOCUMENTS {
+            recent.insert(path(i), json(10));
+        }
+        assert!(recent.get(&path(0)).is_none(), "the oldest went");
+        assert!(recent.get(&path(1)).is_some());
+        assert_eq!(recent.documents.len(), RECENT_DOCUMENTS);
+        assert_eq!(recent.bytes, 10 * RECENT_DOCUMENTS);
+        // Rewrites of one file keep one entry, and no long trail of stale ones.
+        for _ in 0..10 * RECENT_DOCUMENTS {
+            recent.insert(path(5), json(20));
+        }
+        assert_eq!(recent.documents.len(), RECENT_DOCUMENTS);
+        assert_eq!(recent.bytes, 10 * (RECENT_DOCUMENTS - 1) + 20);
+        assert!(recent.order.len() <= 2 * RECENT_DOCUMENTS);
+        // Two big documents do not fit together.
+        recent.insert(path(7), json(RECENT_BYTES / 2 + 1));
+        recent.insert(path(8), json(RECENT_BYTES / 2 + 1));
+        assert!(recent.get(&path(7)).is_none());
+        assert!(recent.get(&path(8)).is_some());
+        assert!(recent.bytes <= RECENT_BYTES);
+        recent.remove(&path(8));
+        assert_eq!(recent.bytes, 0, "nothing else was left");
+    }
+
+    #[tokio::test]
     async fn a_failed_write_names_the_os_error_but_no_path() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("gone");
@@ -1021,7 +1155,8 @@ mod tests {
     /// `n` writes (the even ones admissions), queued in their lanes once
     /// the last committers have ended, while the store is told both lanes'
     /// committers run, so that the test decides when they are committed;
-    /// with their outcomes.
+    /// with their outcomes. They bypass [`ThreadGuard::persist`], so the
+    /// store's recent documents do not hold them: tests read the files.
     async fn queued_writes(
         store: &Arc<StateStore>,
         n: usize,
@@ -1101,11 +1236,8 @@ mod tests {
             "the committers ended"
         );
         for i in 0..20 {
-            let mut guard = store.lock(&format!("t{i}")).await;
-            assert_eq!(
-                guard.document().await.unwrap().unwrap()["v"],
-                format!("new-{i}")
-            );
+            let file = store.dir().join(format!("t{i}.json"));
+            assert_eq!(stored(&file), format!(r#"{{"v":"new-{i}"}}"#));
         }
         // A write queued now starts a committer of its own.
         let mut guard = store.lock("t0").await;
@@ -1142,8 +1274,8 @@ mod tests {
         store.commit_queued(lane(false));
         for (i, outcome) in outcomes.into_iter().enumerate() {
             let result = outcome.await.unwrap();
-            let mut guard = store.lock(&format!("t{i}")).await;
-            let v = guard.document().await.unwrap().unwrap()["v"].clone();
+            let file = store.dir().join(format!("t{i}.json"));
+            let v = serde_json::from_str::<Value>(&stored(&file)).unwrap()["v"].clone();
             if i == 2 {
                 assert_eq!(result, Err(StoreError::Io(std::io::ErrorKind::Interrupted)));
                 assert_eq!(v, "old", "the failed write left its old document");
