@@ -315,7 +315,7 @@ impl StateStore {
         }
     }
 
-    /// How many threads have been read from disk (tests check laziness).
+    /// How many threads have been loaded (tests check laziness).
     pub fn loaded_count(&self) -> usize {
         let slots: Vec<_> = crate::locked(&self.slots).values().cloned().collect();
         slots
@@ -330,8 +330,8 @@ impl StateStore {
 }
 
 impl ThreadGuard {
-    /// The thread's document, read from disk the first time (`None`: no such
-    /// thread yet).
+    /// The thread's document, the first time taken from the store's recent
+    /// documents or read from disk (`None`: no such thread yet).
     ///
     /// # Errors
     /// Unreadable, symlinked or corrupt file. The error is not cached: the
