@@ -4,11 +4,13 @@
 //! The store keeps documents as JSON values; the core owns their schema and
 //! validates them. A thread is reached through [`StateStore::lock`], which
 //! serialises requests on that thread (and only on that thread) and loads its
-//! file the first time it is needed. A write fills one of the directory's
-//! spare files (0600, never through a symlink), syncs it, and renames it
-//! into place: a thread's first write takes the file's name
-//! (`renameat2(RENAME_NOREPLACE)`, Linux), a later one trades places with
-//! the old document (`RENAME_EXCHANGE`), which becomes a spare. Then the
+//! file the first time it is needed. The directory is opened once, never
+//! through a symlink, and every file is reached relative to it. A write
+//! fills one of the directory's spare files (0600, never through a
+//! symlink), syncs it, and renames it into place: a thread's first write
+//! takes the file's name (`renameat2(RENAME_NOREPLACE)`, Linux), a later
+//! one trades places with the old document (`RENAME_EXCHANGE`), which
+//! becomes a spare. Then the
 //! directory is fsynced. Where that does not apply, a temp file in the same
 //! directory is written, fsynced, renamed over the file, and the directory
 //! fsynced. Either way a crash at any point leaves the old or the new
@@ -34,6 +36,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use iac_agui_core::document::thread_key;
+use nix::errno::Errno;
+use nix::fcntl::{openat, renameat, AtFlags, OFlag};
+use nix::sys::stat::{fstatat, Mode, SFlag};
 use serde_json::Value;
 use tokio::sync::{oneshot, Mutex as AsyncMutex, OwnedMutexGuard};
 
@@ -62,11 +67,11 @@ const FLUSHERS: usize = 8;
 /// [`MOST_DESCRIPTORS`]).
 const MAX_BATCH: usize = SPARES;
 
-/// Most descriptors the store holds at once: each lane's batch (its files,
-/// the directory, and one more for a moment: a spare being made or
+/// Most descriptors the store holds at once: the directory, each lane's
+/// batch (its files, and one more for a moment: a spare being made or
 /// `/proc/meminfo`), and the refill's spare being made. The server keeps
 /// them back from its runs' connections (`app::DescriptorBudget`).
-pub const MOST_DESCRIPTORS: u64 = 2 * (MAX_BATCH as u64 + 2) + 1;
+pub const MOST_DESCRIPTORS: u64 = 1 + 2 * (MAX_BATCH as u64 + 1) + 1;
 
 /// Most documents kept in [`Recent`], and most bytes of them.
 const RECENT_DOCUMENTS: usize = 1024;
@@ -108,6 +113,10 @@ impl std::error::Error for StoreError {}
 #[derive(Debug)]
 pub struct StateStore {
     dir: PathBuf,
+    /// `dir`, opened once: files are opened, looked up and renamed
+    /// relative to it (one name to look up, not the whole path), and its
+    /// fsync makes a batch's renames durable.
+    directory: File,
     slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
     /// Writes waiting for the next batch, by lane: admissions, then the
     /// other writes (see [`lane`]).
@@ -131,7 +140,8 @@ pub struct StateStore {
 #[derive(Debug)]
 pub struct ThreadGuard {
     slot: OwnedMutexGuard<Slot>,
-    path: PathBuf,
+    /// The thread's file name in the directory.
+    name: String,
     store: Arc<StateStore>,
 }
 
@@ -146,7 +156,11 @@ struct WriteQueue {
 /// One document to write, and who waits for the outcome.
 #[derive(Debug)]
 struct Write {
-    path: PathBuf,
+    /// The file's name in the directory.
+    name: String,
+    /// Whether a document of ours is in the file, when the store knows it
+    /// (it read or wrote the file last); else the write looks.
+    exists: Option<bool>,
     bytes: Vec<u8>,
     /// A client waits on it for its first byte.
     admission: bool,
@@ -184,26 +198,26 @@ impl Write {
 /// first.
 #[derive(Debug, Default)]
 struct Recent {
-    /// By file: the document's number in `order`, and its JSON.
-    documents: HashMap<PathBuf, (u64, Arc<[u8]>)>,
+    /// By file name: the document's number in `order`, and its JSON.
+    documents: HashMap<String, (u64, Arc<[u8]>)>,
     /// Files from the oldest write to the newest, with each write's
     /// number; an entry whose number is no longer its file's is stale.
-    order: VecDeque<(u64, PathBuf)>,
+    order: VecDeque<(u64, String)>,
     written: u64,
     bytes: usize,
 }
 
 impl Recent {
-    fn get(&self, path: &Path) -> Option<Arc<[u8]>> {
-        self.documents.get(path).map(|(_, json)| Arc::clone(json))
+    fn get(&self, name: &str) -> Option<Arc<[u8]>> {
+        self.documents.get(name).map(|(_, json)| Arc::clone(json))
     }
 
-    fn insert(&mut self, path: PathBuf, json: Arc<[u8]>) {
-        self.remove(&path);
+    fn insert(&mut self, name: String, json: Arc<[u8]>) {
+        self.remove(&name);
         self.written += 1;
         self.bytes += json.len();
-        self.order.push_back((self.written, path.clone()));
-        self.documents.insert(path, (self.written, json));
+        self.order.push_back((self.written, name.clone()));
+        self.documents.insert(name, (self.written, json));
         while self.documents.len() > RECENT_DOCUMENTS || self.bytes > RECENT_BYTES {
             let Some((number, oldest)) = self.order.pop_front() else {
                 break;
@@ -220,12 +234,12 @@ impl Recent {
         if self.order.len() > 2 * RECENT_DOCUMENTS {
             let documents = &self.documents;
             self.order
-                .retain(|(number, path)| documents.get(path).is_some_and(|(n, _)| n == number));
+                .retain(|(number, name)| documents.get(name).is_some_and(|(n, _)| n == number));
         }
     }
 
-    fn remove(&mut self, path: &Path) {
-        if let Some((_, json)) = self.documents.remove(path) {
+    fn remove(&mut self, name: &str) {
+        if let Some((_, json)) = self.documents.remove(name) {
             self.bytes -= json.len();
         }
     }
@@ -235,6 +249,10 @@ impl Recent {
 struct Slot {
     /// `None` until the file was read; then `Some(None)` for "no thread".
     document: Option<Option<Value>>,
+    /// Whether the thread's file holds a document of ours, as far as the
+    /// store knows: since it last read or wrote the file (`None`: not
+    /// known, the next write looks).
+    on_disk: Option<bool>,
 }
 
 impl StateStore {
@@ -258,6 +276,14 @@ impl StateStore {
             }
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
         }
+        let directory = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&dir)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => StoreError::Symlink,
+                _ => io(e),
+            })?;
         let mut spares = Vec::new();
         for entry in std::fs::read_dir(&dir).map_err(io)?.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -269,6 +295,7 @@ impl StateStore {
         }
         let store = StateStore {
             dir,
+            directory,
             slots: Mutex::new(HashMap::new()),
             queues: Default::default(),
             spares: Mutex::new(spares),
@@ -298,7 +325,7 @@ impl StateStore {
         };
         ThreadGuard {
             slot: slot.lock_owned().await,
-            path: self.dir.join(format!("{}.json", thread_key(thread_id))),
+            name: format!("{}.json", thread_key(thread_id)),
             store: Arc::clone(self),
         }
     }
@@ -338,18 +365,19 @@ impl ThreadGuard {
     /// next request tries again.
     pub async fn document(&mut self) -> Result<Option<&Value>, StoreError> {
         if self.slot.document.is_none() {
-            let recent = crate::locked(&self.store.recent).get(&self.path);
+            let recent = crate::locked(&self.store.recent).get(&self.name);
             let remembered = recent.and_then(|json| serde_json::from_slice(&json).ok());
             let loaded = if let Some(document) = remembered {
                 Some(document)
-            } else if absent(&self.path) {
+            } else if self.store.absent(&self.name) {
                 None
             } else {
-                let path = self.path.clone();
-                tokio::task::spawn_blocking(move || read_document(&path))
+                let (store, name) = (Arc::clone(&self.store), self.name.clone());
+                tokio::task::spawn_blocking(move || store.read_document(&name))
                     .await
                     .map_err(|_| StoreError::Io(std::io::ErrorKind::Other))??
             };
+            self.slot.on_disk = Some(loaded.is_some());
             self.slot.document = Some(loaded);
         }
         Ok(self.slot.document.as_ref().and_then(Option::as_ref))
@@ -376,9 +404,16 @@ impl ThreadGuard {
             .load(std::sync::atomic::Ordering::SeqCst);
         #[cfg(not(test))]
         let fail_before_rename = false;
+        // A document among the recent ones is in its file: this store
+        // wrote it last.
+        let exists = self.slot.on_disk.or_else(|| {
+            let recent = crate::locked(&self.store.recent);
+            recent.documents.contains_key(&self.name).then_some(true)
+        });
         let (done, outcome) = oneshot::channel();
         self.store.enqueue(Write {
-            path: self.path.clone(),
+            name: self.name.clone(),
+            exists,
             bytes,
             admission,
             fail_before_rename,
@@ -391,10 +426,11 @@ impl ThreadGuard {
             let store = Arc::clone(&self.store);
             tokio::task::spawn_blocking(move || store.make_spares());
         }
+        self.slot.on_disk = written.is_ok().then_some(true);
         let mut recent = crate::locked(&self.store.recent);
         match written {
-            Ok(()) => recent.insert(self.path.clone(), json),
-            Err(_) => recent.remove(&self.path),
+            Ok(()) => recent.insert(self.name.clone(), json),
+            Err(_) => recent.remove(&self.name),
         }
         drop(recent);
         written?;
@@ -458,7 +494,7 @@ impl StateStore {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         let batch = self.commit_through_spares(batch);
         for write in batch {
-            let result = write_by_rename(&write.path, &write.bytes, write.fail_before_rename);
+            let result = self.write_by_rename(&write.name, &write.bytes, write.fail_before_rename);
             write.finish(result);
         }
     }
@@ -476,21 +512,13 @@ impl StateStore {
     /// spare to be had): they need the temp file.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn commit_through_spares(&self, batch: Vec<Write>) -> Vec<Write> {
-        use nix::errno::Errno;
         use nix::fcntl::{renameat2, RenameFlags};
         use std::sync::atomic::Ordering;
 
         if !self.exchange.load(Ordering::Relaxed) {
             return batch;
         }
-        let directory = match File::open(&self.dir) {
-            Ok(directory) => directory,
-            Err(error) => {
-                let error = io(error);
-                batch.into_iter().for_each(|w| w.finish(Err(error.clone())));
-                return Vec::new();
-            }
-        };
+        let directory = &self.directory;
         let mut general = Vec::new();
         let mut filled = Vec::new();
         for write in batch {
@@ -500,7 +528,7 @@ impl StateStore {
                 None => general.push(write),
             }
         }
-        let flushed = flush(&filled, &directory);
+        let flushed = flush(&filled, directory);
         let mut renamed = Vec::new();
         for ((write, spare), synced) in filled.into_iter().zip(flushed) {
             let stopped = Err(StoreError::Io(std::io::ErrorKind::Interrupted));
@@ -514,12 +542,11 @@ impl StateStore {
                 write.finish(Err(error));
                 continue;
             }
-            let stem = write.path.file_name().unwrap_or_default();
             match renameat2(
-                &directory,
+                directory,
                 spare.name.as_str(),
-                &directory,
-                stem,
+                directory,
+                write.name.as_str(),
                 spare.flags,
             ) {
                 Ok(()) => {
@@ -537,7 +564,7 @@ impl StateStore {
                         }
                         // The file appeared or went meanwhile: the general path decides.
                         Errno::EEXIST | Errno::ENOENT => general.push(write),
-                        errno => write.finish(Err(io(std::io::Error::from(errno)))),
+                        errno => write.finish(Err(os(errno))),
                     }
                 }
             }
@@ -554,12 +581,27 @@ impl StateStore {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn fill_spare(&self, write: &Write) -> Option<Result<Spare, StoreError>> {
         use nix::fcntl::RenameFlags;
-        let flags = match std::fs::symlink_metadata(&write.path) {
-            Ok(meta) if meta.is_file() => RenameFlags::RENAME_EXCHANGE,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => RenameFlags::RENAME_NOREPLACE,
-            _ => return None,
+        // Known, the file needs no lookup. Should it have been replaced
+        // behind the store's back meanwhile, the rename says so (the file
+        // went, or came: the general path decides), or trades a symlink or
+        // directory into the spare's name, which `take_spare` then drops
+        // from the pool; nothing is written through it.
+        let exists = match write.exists {
+            Some(known) => known,
+            None => match fstatat(
+                &self.directory,
+                write.name.as_str(),
+                AtFlags::AT_SYMLINK_NOFOLLOW,
+            ) {
+                Ok(stat) if is_file(&stat) => true,
+                Err(Errno::ENOENT) => false,
+                _ => return None,
+            },
         };
-        write.path.file_name()?;
+        let flags = match exists {
+            true => RenameFlags::RENAME_EXCHANGE,
+            false => RenameFlags::RENAME_NOREPLACE,
+        };
         let (name, file, len) = self.take_spare()?;
         // Written over the old content: a document as long as the spare
         // (both padded to whole blocks) needs no block allocated or freed
@@ -598,12 +640,8 @@ impl StateStore {
         loop {
             let pooled = crate::locked(&self.spares).pop();
             let made = pooled.is_none();
-            let name = pooled.or_else(|| make_spare(&self.dir))?;
-            let file = OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(self.dir.join(&name));
-            if let Ok(file) = file {
+            let name = pooled.or_else(|| make_spare(&self.directory))?;
+            if let Ok(file) = open_at(&self.directory, &name, OFlag::O_WRONLY, 0) {
                 if let Some(meta) = file.metadata().ok().filter(ours) {
                     return Some((name, file, meta.len()));
                 }
@@ -631,7 +669,7 @@ impl StateStore {
     fn make_spares(&self) {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         while crate::locked(&self.spares).len() < SPARES {
-            let Some(name) = make_spare(&self.dir) else {
+            let Some(name) = make_spare(&self.directory) else {
                 break;
             };
             self.give_back(name);
@@ -651,73 +689,83 @@ fn io(err: std::io::Error) -> StoreError {
         .map_or(StoreError::Io(err.kind()), StoreError::Os)
 }
 
-/// Whether no file (nor symlink) is at `path`: one lookup, made on the
-/// event loop so that a new thread's admission needs no trip to a blocking
-/// thread. The state directory is written all the time, so its blocks are
-/// in the page cache and the lookup does not wait for the disk (the
-/// workspace check makes a few such lookups per request too). Reading a
-/// file that is there is left to a blocking thread.
-fn absent(path: &Path) -> bool {
-    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+fn os(errno: Errno) -> StoreError {
+    StoreError::Os(errno as i32)
 }
 
-fn read_document(path: &Path) -> Result<Option<Value>, StoreError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path);
-    let mut file = match file {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(StoreError::Symlink),
-        Err(e) => return Err(io(e)),
-    };
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() || meta.len() > MAX_DOCUMENT_BYTES {
-        return Err(StoreError::Corrupt);
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes).map_err(io)?;
-    match serde_json::from_slice::<Value>(&bytes) {
-        Ok(value) if value.is_object() => Ok(Some(value)),
-        _ => Err(StoreError::Corrupt),
-    }
+/// Opens `name` in `directory`, never through a symlink.
+fn open_at(directory: &File, name: &str, flags: OFlag, mode: u32) -> Result<File, Errno> {
+    let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    openat(directory, name, flags, Mode::from_bits_truncate(mode)).map(File::from)
 }
 
-/// The general path: a temp file in the same directory (created
-/// exclusively, 0600, never through a symlink), fsynced, renamed over the
-/// document, then the directory fsynced.
-fn write_by_rename(path: &Path, bytes: &[u8], fail_before_rename: bool) -> Result<(), StoreError> {
-    let dir = path
-        .parent()
-        .ok_or(StoreError::Io(std::io::ErrorKind::InvalidInput))?;
-    let stem = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{stem}.tmp-{}", nonce_hex()?));
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&temp)
-            .map_err(io)?;
-        file.write_all(bytes).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        if fail_before_rename {
-            return Err(StoreError::Io(std::io::ErrorKind::Interrupted));
+fn is_file(stat: &nix::sys::stat::FileStat) -> bool {
+    SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFREG
+}
+
+impl StateStore {
+    /// Whether no file (nor symlink) is named `name`: one lookup, made on
+    /// the event loop so that a new thread's admission needs no trip to a
+    /// blocking thread. The state directory is written all the time, so
+    /// its blocks are in the page cache and the lookup does not wait for
+    /// the disk (the workspace check makes a few such lookups per request
+    /// too). Reading a file that is there is left to a blocking thread.
+    fn absent(&self, name: &str) -> bool {
+        matches!(
+            fstatat(&self.directory, name, AtFlags::AT_SYMLINK_NOFOLLOW),
+            Err(Errno::ENOENT)
+        )
+    }
+
+    fn read_document(&self, name: &str) -> Result<Option<Value>, StoreError> {
+        let mut file = match open_at(&self.directory, name, OFlag::O_RDONLY, 0) {
+            Ok(file) => file,
+            Err(Errno::ENOENT) => return Ok(None),
+            Err(Errno::ELOOP) => return Err(StoreError::Symlink),
+            Err(errno) => return Err(os(errno)),
+        };
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() || meta.len() > MAX_DOCUMENT_BYTES {
+            return Err(StoreError::Corrupt);
         }
-        // rename() replaces a symlink at `path` itself; it never writes
-        // through one.
-        std::fs::rename(&temp, path).map_err(io)?;
-        File::open(dir).and_then(|d| d.sync_all()).map_err(io)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.read_to_end(&mut bytes).map_err(io)?;
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) if value.is_object() => Ok(Some(value)),
+            _ => Err(StoreError::Corrupt),
+        }
     }
-    result
+
+    /// The general path: a temp file in the directory (created
+    /// exclusively, 0600, never through a symlink), fsynced, renamed over
+    /// the document, then the directory fsynced.
+    fn write_by_rename(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        fail_before_rename: bool,
+    ) -> Result<(), StoreError> {
+        let directory = &self.directory;
+        let temp = format!(".{name}.tmp-{}", nonce_hex()?);
+        let result = (|| {
+            let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL;
+            let mut file = open_at(directory, &temp, flags, 0o600).map_err(os)?;
+            file.write_all(bytes).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            if fail_before_rename {
+                return Err(StoreError::Io(std::io::ErrorKind::Interrupted));
+            }
+            // A rename replaces a symlink at `name` itself; it never writes
+            // through one.
+            renameat(directory, temp.as_str(), directory, name).map_err(os)?;
+            directory.sync_all().map_err(io)
+        })();
+        if result.is_err() {
+            let flag = nix::unistd::UnlinkatFlags::NoRemoveDir;
+            let _ = nix::unistd::unlinkat(directory, temp.as_str(), flag);
+        }
+        result
+    }
 }
 
 fn nonce_hex() -> Result<String, StoreError> {
@@ -822,37 +870,27 @@ fn unwritten_bytes() -> Option<u64> {
 /// ext4, does not hold the directory's lock that every write's rename
 /// takes; without `O_TMPFILE` or `/proc` it is created by name.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn make_spare(dir: &Path) -> Option<String> {
-    use nix::fcntl::{AtFlags, AT_FDCWD};
+fn make_spare(directory: &File) -> Option<String> {
+    use nix::fcntl::AT_FDCWD;
     use std::os::fd::AsRawFd as _;
 
     let name = format!("{SPARE_PREFIX}{}", nonce_hex().ok()?);
-    let path = dir.join(&name);
-    let unnamed = OpenOptions::new()
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
-        .open(dir);
-    if let Ok(file) = unnamed {
-        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let flags = OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
+    if let Ok(unnamed) = openat(directory, ".", flags, Mode::from_bits_truncate(0o600)) {
+        let proc_path = format!("/proc/self/fd/{}", unnamed.as_raw_fd());
         let linked = nix::unistd::linkat(
             AT_FDCWD,
             proc_path.as_str(),
-            AT_FDCWD,
-            path.as_path(),
+            directory,
+            name.as_str(),
             AtFlags::AT_SYMLINK_FOLLOW,
         );
         if linked.is_ok() {
             return Some(name);
         }
     }
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&path)
-        .ok()?;
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL;
+    open_at(directory, &name, flags, 0o600).ok()?;
     Some(name)
 }
 
@@ -966,7 +1004,7 @@ mod tests {
 
     #[test]
     fn recent_documents_are_bounded_by_count_and_bytes() {
-        let path = |i: usize| PathBuf::from(format!("t{i}.json"));
+        let path = |i: usize| format!("t{i}.json");
         let json = |len: usize| Arc::<[u8]>::from(vec![b' '; len]);
         let mut recent = Recent::default();
         for i in 0..=RECENT_DOCUMENTS {
@@ -1122,6 +1160,47 @@ mod tests {
         assert_eq!(documents(&store).len(), SPARES / 2 + 1);
     }
 
+    /// A thread's next write does not look its file up: the store knows
+    /// it wrote it. A file deleted, or replaced by a symlink, behind the
+    /// store's back still gets the new document, and nothing is written
+    /// through the symlink then or later.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[tokio::test]
+    async fn a_file_changed_behind_the_stores_back_still_gets_the_next_write() {
+        let root = tempfile::tempdir().unwrap();
+        let store = StateStore::open(root.path()).unwrap();
+        let file = store.dir().join("t.json");
+        let elsewhere = root.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, b"keep").unwrap();
+        let mut guard = store.lock("t").await;
+        guard.persist(&json!({"v": 1}), false).await.unwrap();
+        assert_eq!(guard.slot.on_disk, Some(true));
+        std::fs::remove_file(&file).unwrap();
+        guard.persist(&json!({"v": 2}), false).await.unwrap();
+        assert_eq!(stored(&file), r#"{"v":2}"#);
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+        guard.persist(&json!({"v": 3}), false).await.unwrap();
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+        assert_eq!(stored(&file), r#"{"v":3}"#);
+        // Traded into a spare's name, as no lookup saw the link first.
+        let traded = spares_on_disk(&store).into_keys().filter(|name| {
+            let meta = std::fs::symlink_metadata(store.dir().join(name)).unwrap();
+            meta.file_type().is_symlink()
+        });
+        assert_eq!(traded.count(), 1);
+        // Enough writes of other threads to go through every spare.
+        for i in 0..2 * SPARES {
+            let mut other = store.lock(&format!("o{i}")).await;
+            other.persist(&json!({ "i": i }), false).await.unwrap();
+        }
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
+        drop(guard);
+        store.forget("t");
+        let mut guard = store.lock("t").await;
+        assert_eq!(guard.document().await.unwrap().unwrap()["v"], 3);
+    }
+
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test]
     async fn a_spare_that_is_not_ours_is_left_alone() {
@@ -1175,7 +1254,8 @@ mod tests {
                 let (done, outcome) = oneshot::channel();
                 let admission = i % 2 == 0;
                 queues[lane(admission)].writes.push(Write {
-                    path: store.dir().join(format!("t{i}.json")),
+                    name: format!("t{i}.json"),
+                    exists: None,
                     bytes: padded(format!("{{\"v\":\"new-{i}\"}}").into_bytes()),
                     admission,
                     fail_before_rename: failing == Some(i),
@@ -1298,7 +1378,8 @@ mod tests {
             .map(|i| {
                 let (done, _) = oneshot::channel();
                 let write = Write {
-                    path: store.dir().join(format!("t{i}.json")),
+                    name: format!("t{i}.json"),
+                    exists: None,
                     bytes: padded(b"{}".to_vec()),
                     admission: false,
                     fail_before_rename: false,
@@ -1389,22 +1470,24 @@ mod tests {
             assert_eq!(bytes.last(), Some(&b'\n'));
         }
         let root = tempfile::tempdir().unwrap();
-        let path = root.path().join("t.json");
-        std::fs::write(&path, padded(br#"{"v":1}"#.to_vec())).unwrap();
-        assert_eq!(read_document(&path).unwrap().unwrap()["v"], 1);
+        let store = StateStore::open(root.path()).unwrap();
+        std::fs::write(store.dir().join("t.json"), padded(br#"{"v":1}"#.to_vec())).unwrap();
+        assert_eq!(store.read_document("t.json").unwrap().unwrap()["v"], 1);
     }
 
     #[test]
     fn absence_is_one_lookup() {
         let root = tempfile::tempdir().unwrap();
-        let missing = root.path().join("missing.json");
-        assert!(absent(&missing));
-        let present = root.path().join("present.json");
-        std::fs::write(&present, b"{}").unwrap();
-        assert!(!absent(&present));
-        let link = root.path().join("link.json");
-        std::os::unix::fs::symlink(&missing, &link).unwrap();
-        assert!(!absent(&link), "a dangling symlink is not an absence");
+        let store = StateStore::open(root.path()).unwrap();
+        assert!(store.absent("missing.json"));
+        std::fs::write(store.dir().join("present.json"), b"{}").unwrap();
+        assert!(!store.absent("present.json"));
+        let missing = store.dir().join("missing.json");
+        std::os::unix::fs::symlink(&missing, store.dir().join("link.json")).unwrap();
+        assert!(
+            !store.absent("link.json"),
+            "a dangling symlink is not an absence"
+        );
     }
 
     #[tokio::test]
@@ -1520,11 +1603,11 @@ mod tests {
             tokio::time::timeout(std::time::Duration::from_secs(5), store.lock("free")).await;
         assert!(other.is_ok(), "a different thread is not blocked");
         let same = Arc::clone(&store);
-        let waiter = tokio::spawn(async move { same.lock("busy").await.path.clone() });
+        let waiter = tokio::spawn(async move { same.lock("busy").await.name.clone() });
         tokio::task::yield_now().await;
         assert!(!waiter.is_finished(), "the same thread waits");
         drop(held);
-        assert!(waiter.await.unwrap().ends_with("busy.json"));
+        assert_eq!(waiter.await.unwrap(), "busy.json");
     }
 
     #[test]
