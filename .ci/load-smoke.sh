@@ -31,9 +31,15 @@ load="$target/$profile/iac-agui-load"
 "$load" --spawn --server-bin "$target/$profile/iac-agui" \
   --runs 6 --concurrency 2 --scenario tool
 # Four conversations of five turns each (a THREAD_BUSY or any other
-# refusal of a later turn fails the run).
-"$load" --spawn --server-bin "$target/$profile/iac-agui" \
-  --runs 20 --concurrency 4 --scenario plain --turns
+# refusal of a later turn fails the run), each client's turns on one
+# connection: every turn after a client's first must have gone on it.
+conversations=$("$load" --spawn --server-bin "$target/$profile/iac-agui" \
+  --runs 20 --concurrency 4 --scenario plain --turns --keep-alive)
+echo "$conversations"
+grep -Eq '^\| runs on a kept connection +\| 16 *$' <<<"$conversations" || {
+  echo "load-smoke: expected 16 turns on kept connections" >&2
+  exit 1
+}
 "$load" idle --spawn --server-bin "$target/$profile/iac-agui" \
   --streams 20 --concurrency 10 --hold 1.5 --heartbeat 0.5
 

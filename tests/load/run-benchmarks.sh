@@ -72,6 +72,9 @@ section "admission: plain runs, 100 clients"
 section "admission: plain runs, 100 clients, each holding one thread (a conversation: every run after its first is a turn on an existing thread)"
 "$load" "${ours[@]}" --runs 2000 --concurrency 100 --threads 2 --scenario plain --turns
 
+section "admission: the same conversations, each client's turns on one connection (HTTP keep-alive, as a browser's fetch)"
+"$load" "${ours[@]}" --runs 2000 --concurrency 100 --threads 2 --scenario plain --turns --keep-alive
+
 section "admission: plain runs, 100 clients, 64 MiB of another program's data unwritten (the store flushes file by file, not with syncfs)"
 dd if=/dev/zero of="$TMPDIR/unwritten" bs=1M count=64 status=none
 "$load" "${ours[@]}" --runs 1000 --concurrency 100 --threads 2 --scenario plain

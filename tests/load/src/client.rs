@@ -1,6 +1,9 @@
 //! One HTTP/1.1 connection per run: POST the request, read the SSE answer,
-//! time every record. A connection per run mirrors how browsers hold an
-//! AG-UI stream and keeps runs independent of each other.
+//! time every record. A connection per run keeps runs independent of each
+//! other, and makes every run pay for a connection, as a client's first
+//! run does. With `--keep-alive` a client sends its next run on the
+//! connection its last run ended on, as a browser's `fetch` does once a
+//! stream has ended.
 
 use std::time::{Duration, Instant};
 
@@ -65,12 +68,20 @@ pub(crate) struct RunResult {
     pub(crate) latencies: Samples,
     pub(crate) events: u64,
     pub(crate) ending: Ending,
+    /// The run went on a connection kept from the client's last run.
+    pub(crate) reused: bool,
 }
+
+/// An HTTP/1.1 connection, ready for a request.
+pub(crate) type Connection = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 /// An open stream whose response head arrived.
 pub(crate) struct Opened {
     pub(crate) sent: Instant,
     body: Incoming,
+    /// The stream's connection, for a next request once the body ended.
+    connection: Connection,
+    reused: bool,
 }
 
 impl Target {
@@ -127,18 +138,36 @@ impl Target {
         Bytes::from(value.to_string())
     }
 
-    /// Connects and sends run `i` on thread `thread`; returns once the
-    /// response head arrived.
-    pub(crate) async fn open(&self, i: usize, thread: usize) -> Result<Opened, Ending> {
+    /// Sends run `i` on thread `thread`, on `kept` if that connection is
+    /// still open, else on a new one; returns once the response head
+    /// arrived.
+    pub(crate) async fn open(
+        &self,
+        i: usize,
+        thread: usize,
+        kept: Option<Connection>,
+    ) -> Result<Opened, Ending> {
         let transport = |e: &dyn std::fmt::Display| Ending::Transport(e.to_string());
-        let stream = TcpStream::connect(&self.authority)
-            .await
-            .map_err(|e| transport(&e))?;
-        let _ = stream.set_nodelay(true);
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| transport(&e))?;
-        tokio::spawn(connection);
+        let kept = match kept {
+            Some(mut sender) => sender.ready().await.is_ok().then_some(sender),
+            None => None,
+        };
+        let reused = kept.is_some();
+        let mut sender = match kept {
+            Some(sender) => sender,
+            None => {
+                let stream = TcpStream::connect(&self.authority)
+                    .await
+                    .map_err(|e| transport(&e))?;
+                let _ = stream.set_nodelay(true);
+                let (sender, connection) =
+                    hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                        .await
+                        .map_err(|e| transport(&e))?;
+                tokio::spawn(connection);
+                sender
+            }
+        };
         let mut request = http::Request::post(&self.path)
             .header(http::header::HOST, &self.authority)
             .header(http::header::CONTENT_TYPE, "application/json")
@@ -163,19 +192,38 @@ impl Target {
         Ok(Opened {
             sent,
             body: response.into_body(),
+            connection: sender,
+            reused,
         })
     }
 
-    /// Runs number `i`, on thread `thread`, to its end.
-    pub(crate) async fn run(&self, i: usize, thread: usize) -> RunResult {
-        match self.open(i, thread).await {
-            Ok(opened) => opened.read_to_end(self.protocol, self.skip_ticks).await,
+    /// Runs number `i`, on thread `thread`, to its end. With `kept`
+    /// (`--keep-alive`), the run goes on the connection the client's last
+    /// run left there, if it is still open, and leaves its own there.
+    pub(crate) async fn run(
+        &self,
+        i: usize,
+        thread: usize,
+        mut kept: Option<&mut Option<Connection>>,
+    ) -> RunResult {
+        let previous = kept.as_deref_mut().and_then(Option::take);
+        match self.open(i, thread, previous).await {
+            Ok(opened) => {
+                let (result, connection) = opened
+                    .read_to_end(self.protocol, self.skip_ticks, kept.is_some())
+                    .await;
+                if let Some(kept) = kept {
+                    *kept = connection;
+                }
+                result
+            }
             Err(ending) => RunResult {
                 first_event: None,
                 gaps: Samples::default(),
                 latencies: Samples::default(),
                 events: 0,
                 ending,
+                reused: false,
             },
         }
     }
@@ -183,8 +231,15 @@ impl Target {
 
 impl Opened {
     /// Reads the stream to its end, timing every record (and every tick
-    /// from the `skip_ticks`-th on).
-    pub(crate) async fn read_to_end(mut self, protocol: Protocol, skip_ticks: u64) -> RunResult {
+    /// from the `skip_ticks`-th on). With `keep`, the body is read to its
+    /// very end after the terminal record, and the connection is handed
+    /// back for the next request.
+    pub(crate) async fn read_to_end(
+        mut self,
+        protocol: Protocol,
+        skip_ticks: u64,
+        keep: bool,
+    ) -> (RunResult, Option<Connection>) {
         let mut scanner = Scanner::default();
         let mut result = RunResult {
             first_event: None,
@@ -192,6 +247,7 @@ impl Opened {
             latencies: Samples::default(),
             events: 0,
             ending: Ending::Truncated,
+            reused: self.reused,
         };
         let mut last: Option<Instant> = None;
         let mut terminal = None;
@@ -200,7 +256,7 @@ impl Opened {
                 None => break,
                 Some(Err(e)) => {
                     result.ending = Ending::Transport(e.to_string());
-                    return result;
+                    return (result, None);
                 }
                 Some(Ok(frame)) => frame,
             };
@@ -230,7 +286,16 @@ impl Opened {
             (Some(_), _) | (None, Protocol::A2a) => Ending::Finished,
             (None, Protocol::Agui) => Ending::Truncated,
         };
-        result
+        if !keep || terminal.is_none() {
+            return (result, None);
+        }
+        // The connection carries the next request once the body ended.
+        while let Some(frame) = self.body.frame().await {
+            if frame.is_err() {
+                return (result, None);
+            }
+        }
+        (result, Some(self.connection))
     }
 
     /// Reads until the first data record (for idle streams), returning the

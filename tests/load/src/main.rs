@@ -156,8 +156,10 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
             let target = Arc::clone(target);
             let next = Arc::clone(&next);
             let (runs, rate, turns) = (options.runs, options.rate, options.turns);
+            let keep_alive = options.keep_alive;
             tokio::spawn(async move {
                 let mut results = Vec::new();
+                let mut kept = None;
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= runs {
@@ -177,7 +179,8 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
                     // follow one another on it; otherwise every run opens a
                     // thread of its own.
                     let thread = if turns { worker } else { i };
-                    let mut result = target.run(i, thread).await;
+                    let kept = keep_alive.then_some(&mut kept);
+                    let mut result = target.run(i, thread, kept).await;
                     result.first_event = result.first_event.map(|first| first + late);
                     results.push((i, result));
                 }
@@ -215,7 +218,7 @@ async fn hold_idle(target: &Arc<Target>, options: &Options, pid: Option<u32>) ->
             let stop = stop_rx.clone();
             tokio::spawn(async move {
                 let permit = gate.acquire_owned().await;
-                let mut opened = target.open(i, i).await?;
+                let mut opened = target.open(i, i, None).await?;
                 let first = opened.first_event().await?;
                 drop(permit);
                 let holder = tokio::spawn(opened.drain(stop));

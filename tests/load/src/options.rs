@@ -37,6 +37,8 @@ pub(crate) struct Options {
     pub(crate) keep_state: bool,
     /// Each client keeps one thread and sends its runs as turns on it.
     pub(crate) turns: bool,
+    /// Each client sends its next run on its last run's connection.
+    pub(crate) keep_alive: bool,
 }
 
 pub(crate) const USAGE: &str = "\
@@ -72,6 +74,10 @@ load:
   --turns              each of the C clients keeps one thread and sends its
                        runs as successive turns on it, as a conversation
                        does [default: a new thread per run]
+  --keep-alive         each client sends its next run on the connection its
+                       last run ended on (HTTP/1.1 keep-alive), as a
+                       browser's fetch does [default: a new connection
+                       per run]
   --threads T          client worker threads [default: 1]
   --skip-ticks N       leave each run's first N ticks out of the tick
                        latency (they may wait behind the runs' admissions)
@@ -101,6 +107,7 @@ impl Options {
             skip_ticks: 0,
             keep_state: false,
             turns: false,
+            keep_alive: false,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -113,6 +120,7 @@ impl Options {
                 "--a2a" => o.protocol = Protocol::A2a,
                 "--keep-state" => o.keep_state = true,
                 "--turns" => o.turns = true,
+                "--keep-alive" => o.keep_alive = true,
                 "--url" => o.url = Some(value()?),
                 "--server-bin" => o.server_bin = Some(PathBuf::from(value()?)),
                 "--cwd" => o.cwd = value()?,
@@ -195,6 +203,7 @@ mod tests {
             "100",
             "--keep-state",
             "--turns",
+            "--keep-alive",
             "--rate",
             "1500",
         ])
@@ -213,6 +222,8 @@ mod tests {
         assert!(!parse(&["--spawn"]).unwrap().unwrap().keep_state);
         assert!(o.turns);
         assert!(!parse(&["--spawn"]).unwrap().unwrap().turns);
+        assert!(o.keep_alive);
+        assert!(!parse(&["--spawn"]).unwrap().unwrap().keep_alive);
         assert!((o.hold_secs - 0.5).abs() < f64::EPSILON);
         assert!(parse(&["--help"]).unwrap().is_none());
         assert!(parse(&[]).unwrap_err().contains("--url"));

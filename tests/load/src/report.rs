@@ -17,6 +17,8 @@ pub(crate) struct RunReport {
     /// The server's RSS (KiB), every 50 ms while the runs went on.
     pub(crate) rss_timeline: Vec<u64>,
     finished: usize,
+    /// Runs sent on a connection kept from their client's last run.
+    reused: usize,
     failures: BTreeMap<String, usize>,
     events: u64,
     first_event: Samples,
@@ -46,6 +48,7 @@ impl RunReport {
     /// first `concurrency` runs.
     pub(crate) fn add(&mut self, result: RunResult, after_wave: bool) {
         self.events += result.events;
+        self.reused += usize::from(result.reused);
         if let Some(first) = result.first_event {
             self.first_event.push(first);
             if after_wave {
@@ -88,10 +91,16 @@ impl RunReport {
                 &format!("{} / {}", self.finished, self.errors()),
             ),
             row("wall time", &format!("{secs:.3} s")),
+        ];
+        if options.keep_alive {
+            let reused = self.reused.to_string();
+            rows.push(row("runs on a kept connection", &reused));
+        }
+        rows.extend([
             row("runs/s", &format!("{:.1}", self.finished as f64 / secs)),
             row("events", &self.events.to_string()),
             row("events/s", &format!("{:.0}", self.events as f64 / secs)),
-        ];
+        ]);
         rows.extend(percentiles("time to first event", &mut self.first_event));
         if options.concurrency > 1 && self.first_event_after_wave.len() > 0 {
             let label = format!("time to first event, runs {}+", options.concurrency + 1);
