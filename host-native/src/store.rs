@@ -10,11 +10,11 @@
 //! symlink), syncs it, and renames it into place: a thread's first write
 //! takes the file's name (`renameat2(RENAME_NOREPLACE)`, Linux), a later
 //! one trades places with the old document (`RENAME_EXCHANGE`), which
-//! becomes a spare. Then the
-//! directory is fsynced. Where that does not apply, a temp file in the same
-//! directory is written, fsynced, renamed over the file, and the directory
-//! fsynced. Either way a crash at any point leaves the old or the new
-//! document, never a mix. Documents are padded with blanks to whole blocks.
+//! becomes a spare. Then the directory is fsynced. Where that does not
+//! apply, a temp file in the same directory is written, fsynced, renamed
+//! over the file, and the directory fsynced. Either way a crash at any
+//! point leaves the old or the new document, never a mix. Documents are
+//! padded with blanks to whole blocks.
 //!
 //! Writes are made in batches (group commit), in two lanes that commit side
 //! by side: admissions, and the other writes. In each lane the writes that
@@ -598,9 +598,10 @@ impl StateStore {
                 _ => return None,
             },
         };
-        let flags = match exists {
-            true => RenameFlags::RENAME_EXCHANGE,
-            false => RenameFlags::RENAME_NOREPLACE,
+        let flags = if exists {
+            RenameFlags::RENAME_EXCHANGE
+        } else {
+            RenameFlags::RENAME_NOREPLACE
         };
         let (name, file, len) = self.take_spare()?;
         // Written over the old content: a document as long as the spare
@@ -677,33 +678,7 @@ impl StateStore {
         self.refilling
             .store(false, std::sync::atomic::Ordering::Release);
     }
-}
 
-/// The lane of a write: 0 for admissions, 1 for the others.
-fn lane(admission: bool) -> usize {
-    usize::from(!admission)
-}
-
-fn io(err: std::io::Error) -> StoreError {
-    err.raw_os_error()
-        .map_or(StoreError::Io(err.kind()), StoreError::Os)
-}
-
-fn os(errno: Errno) -> StoreError {
-    StoreError::Os(errno as i32)
-}
-
-/// Opens `name` in `directory`, never through a symlink.
-fn open_at(directory: &File, name: &str, flags: OFlag, mode: u32) -> Result<File, Errno> {
-    let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    openat(directory, name, flags, Mode::from_bits_truncate(mode)).map(File::from)
-}
-
-fn is_file(stat: &nix::sys::stat::FileStat) -> bool {
-    SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFREG
-}
-
-impl StateStore {
     /// Whether no file (nor symlink) is named `name`: one lookup, made on
     /// the event loop so that a new thread's admission needs no trip to a
     /// blocking thread. The state directory is written all the time, so
@@ -768,6 +743,30 @@ impl StateStore {
     }
 }
 
+/// The lane of a write: 0 for admissions, 1 for the others.
+fn lane(admission: bool) -> usize {
+    usize::from(!admission)
+}
+
+fn io(err: std::io::Error) -> StoreError {
+    err.raw_os_error()
+        .map_or(StoreError::Io(err.kind()), StoreError::Os)
+}
+
+fn os(errno: Errno) -> StoreError {
+    StoreError::Os(errno as i32)
+}
+
+/// Opens `name` in `directory`, never through a symlink.
+fn open_at(directory: &File, name: &str, flags: OFlag, mode: u32) -> Result<File, Errno> {
+    let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    openat(directory, name, flags, Mode::from_bits_truncate(mode)).map(File::from)
+}
+
+fn is_file(stat: &nix::sys::stat::FileStat) -> bool {
+    SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFREG
+}
+
 fn nonce_hex() -> Result<String, StoreError> {
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(|_| StoreError::Io(std::io::ErrorKind::Other))?;
@@ -791,8 +790,7 @@ fn flush(filled: &[(Write, Spare)], directory: &File) -> Vec<Result<(), StoreErr
     if filled.len() > 1
         && unwritten_bytes().is_some_and(|bytes| bytes <= batch_bytes + SYNCFS_SLACK)
     {
-        let synced =
-            nix::unistd::syncfs(directory).map_err(|errno| io(std::io::Error::from(errno)));
+        let synced = nix::unistd::syncfs(directory).map_err(os);
         return vec![synced; filled.len()];
     }
     flush_each(filled)

@@ -179,8 +179,8 @@ async fn drive_runs(target: &Arc<Target>, options: &Options, pid: Option<u32>) -
                     // follow one another on it; otherwise every run opens a
                     // thread of its own.
                     let thread = if turns { worker } else { i };
-                    let kept = keep_alive.then_some(&mut kept);
-                    let mut result = target.run(i, thread, kept).await;
+                    let connection = keep_alive.then_some(&mut kept);
+                    let mut result = target.run(i, thread, connection).await;
                     result.first_event = result.first_event.map(|first| first + late);
                     results.push((i, result));
                 }
