@@ -1,6 +1,7 @@
 //! Property test of the thread state machine: random interleavings of
-//! admissions, resumes, cancels, disconnects, timers and A2A answers on a few
-//! threads, checking the invariants of issue 4:
+//! admissions, resumes, cancels, disconnects, timers and A2A answers (stream
+//! frames one by one or several together) on a few threads, checking the
+//! invariants of issue 4:
 //! - at most one active run per thread;
 //! - every run that was not disconnected ends with exactly one terminal
 //!   event, nothing follows it, and its stream passes the AG-UI verifier;
@@ -8,6 +9,8 @@
 //!   answer, or a failed recovery-critical write (which cancels);
 //! - an answer is sent to A2A only for a pending, not yet applied interrupt;
 //! - every persisted document round-trips;
+//! - a session event names a task and a session only once a successful
+//!   write recorded them (or the end of their execution);
 //! - every cancel-extension request is answered once its effects are
 //!   (CancelTask replies succeed, are refused or fail in transport).
 //!
@@ -91,6 +94,10 @@ struct World {
     machine: Machine,
     now: i64,
     store: BTreeMap<String, Value>,
+    /// The write each stored document came from, since the last restart:
+    /// the host writes a thread's documents in the order they were
+    /// issued, so a write answered after a newer one does not replace it.
+    written: BTreeMap<String, u64>,
     effects: BTreeMap<u64, Effect>,
     persists: BTreeMap<u64, (String, Value)>,
     runs: BTreeMap<(Arc<str>, Arc<str>), RunLog>,
@@ -122,6 +129,7 @@ impl World {
             ),
             now: 1_796_205_000_000,
             store: BTreeMap::new(),
+            written: BTreeMap::new(),
             effects: BTreeMap::new(),
             persists: BTreeMap::new(),
             runs: BTreeMap::new(),
@@ -175,7 +183,7 @@ impl World {
                 Effect::Call { .. } | Effect::Http { .. } | Effect::CancelTask => Answer::Failed,
             };
             self.effects.remove(&id);
-            self.machine.handle_answer(self.now, id, answer);
+            self.answer(id, answer);
             self.drain(false);
         }
         assert!(
@@ -290,6 +298,7 @@ impl World {
         );
         self.effects.clear();
         self.persists.clear();
+        self.written.clear();
         self.open_cancels.clear();
         for log in self.runs.values_mut() {
             if !log.ended {
@@ -396,6 +405,14 @@ impl World {
                     Answer::StreamEnded
                 } else if roll < 11 {
                     Answer::Failed
+                } else if roll < 40 {
+                    // Frames that arrived together, in one read.
+                    let mut frames = Vec::new();
+                    for _ in 0..2 + self.pick(3) {
+                        frames.push(StreamFrame::from_value(self.frame(&thread, &task)));
+                    }
+                    self.machine.handle_frames(self.now, id, frames);
+                    return;
                 } else {
                     Answer::Frame(StreamFrame::from_value(self.frame(&thread, &task)))
                 }
@@ -404,9 +421,17 @@ impl World {
         if !matches!(answer, Answer::Frame(_)) {
             self.effects.remove(&id);
         }
+        self.answer(id, answer);
+    }
+
+    /// Hands an answer to the machine; a successful write reaches the store.
+    fn answer(&mut self, id: u64, answer: Answer) {
         if answer == (Answer::Persisted { ok: true }) {
             if let Some((thread, doc)) = self.persists.remove(&id) {
-                self.store.insert(thread, doc);
+                if self.written.get(&thread).is_none_or(|newer| *newer < id) {
+                    self.written.insert(thread.clone(), id);
+                    self.store.insert(thread, doc);
+                }
             }
         }
         self.machine.handle_answer(self.now, id, answer);
@@ -501,6 +526,33 @@ impl World {
         }
     }
 
+    /// The fail-safe rule (SPEC §11): a session event names a task and a
+    /// session only once a successful write records them, or records the
+    /// end of their execution.
+    fn check_announced(&self, thread: &str, value: &Value) {
+        let seed = self.seed;
+        let stored = self
+            .store
+            .get(thread)
+            .unwrap_or_else(|| panic!("seed {seed}: {thread} announced {value} before any write"));
+        let execution = &value["executionId"];
+        let ended = stored["terminalExecutionIds"]
+            .as_array()
+            .is_some_and(|ids| ids.contains(execution));
+        let recorded = stored["execution"]["executionId"] == *execution
+            && (value["taskId"].is_null() || stored["execution"]["taskId"] == value["taskId"]);
+        assert!(
+            ended || recorded,
+            "seed {seed}: {thread} announced {value} before it was written: {stored}"
+        );
+        if !value["sessionId"].is_null() {
+            assert_eq!(
+                stored["iacCodeSessionId"], value["sessionId"],
+                "seed {seed}: {thread} announced a session before it was written"
+            );
+        }
+    }
+
     /// Drains outputs, records effects and checks the invariants.
     fn drain(&mut self, excused: bool) {
         let seed = self.seed;
@@ -538,6 +590,11 @@ impl World {
                     run_id,
                     event,
                 } => {
+                    if let EventBody::Custom { name, value } = &event.body {
+                        if name == "iac-code.session.v1" {
+                            self.check_announced(&thread_id, value);
+                        }
+                    }
                     let log = self
                         .runs
                         .get_mut(&(thread_id.clone(), run_id.clone()))

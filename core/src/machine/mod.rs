@@ -5,8 +5,10 @@
 //! `handle_*` methods, each taking `now_ms`; outputs come out of
 //! [`Machine::poll_output`] (or [`Machine::drain`]). Effects are plain data
 //! with an [`EffectId`]; the host performs them and feeds each outcome back
-//! with [`Machine::handle_answer`]. Fresh ids come from a seeded [`IdGen`],
-//! so the same inputs give byte-identical outputs on every runtime.
+//! with [`Machine::handle_answer`] (the frames of one read of a stream
+//! together with [`Machine::handle_frames`], so that they cost one write).
+//! Fresh ids come from a seeded [`IdGen`], so the same inputs give
+//! byte-identical outputs on every runtime.
 //!
 //! A host loop:
 //! 1. before a request of a thread the machine has not loaded
@@ -45,6 +47,7 @@ mod run_resume;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
+use crate::a2a::StreamFrame;
 use crate::document::{parse_iso_ms, ThreadDocument};
 use crate::error::{ErrorCode, MessageKey, ProtocolError};
 use crate::i18n::Language;
@@ -363,18 +366,45 @@ impl Machine {
             }
             Owner::CancelReply(ticket) => self.io.cancel_step(ticket, CancelStep::TaskReplied),
             Owner::BestEffort(_) | Owner::TaskCancel => {}
-            Owner::Run { thread, run_id } => {
-                let Some(t) = self.threads.get_mut(&*thread) else {
-                    return;
-                };
-                let Some(run) = t.run.as_mut().filter(|r| r.run_id() == &*run_id) else {
-                    return;
-                };
-                run.on_answer(&mut t.doc, &mut self.io, now_ms, id, answer);
-                if run.is_done() {
-                    t.run = None;
-                }
-            }
+            Owner::Run { thread, run_id } => self.hand_to_run(&thread, &run_id, |run, doc, io| {
+                run.on_answer(doc, io, now_ms, id, answer);
+            }),
+        }
+    }
+
+    /// Frames of one A2A stream that arrived together, in order: the same
+    /// as one [`Machine::handle_answer`] per frame, except that the run
+    /// maps them all before it writes what they taught it, so that they
+    /// cost one write.
+    pub fn handle_frames(
+        &mut self,
+        now_ms: i64,
+        id: EffectId,
+        frames: impl IntoIterator<Item = StreamFrame>,
+    ) {
+        if let Some(Owner::Run { thread, run_id }) = self.io.owners.get(&id).cloned() {
+            self.hand_to_run(&thread, &run_id, |run, doc, io| {
+                run.on_frames(doc, io, now_ms, id, frames);
+            });
+        }
+    }
+
+    /// Hands an effect's outcome to the run that owns it, if it still runs.
+    fn hand_to_run(
+        &mut self,
+        thread: &str,
+        run_id: &str,
+        hand: impl FnOnce(&mut Run, &mut ThreadDocument, &mut Io),
+    ) {
+        let Some(t) = self.threads.get_mut(thread) else {
+            return;
+        };
+        let Some(run) = t.run.as_mut().filter(|r| r.run_id() == run_id) else {
+            return;
+        };
+        hand(run, &mut t.doc, &mut self.io);
+        if run.is_done() {
+            t.run = None;
         }
     }
 

@@ -4,15 +4,22 @@
 //! The run waits for at most one effect at a time (`waiting`): a persist, a
 //! unary call or an HTTP call. Stream frames that arrive meanwhile queue in
 //! `inbox` and are mapped in order once the wait is over, so nothing that
-//! depends on a write is announced before the write succeeded. The resume
-//! preparation and answer application live in `run_resume.rs`.
+//! depends on a write is announced before the write succeeded.
+//!
+//! A new turn that learns its task or session id keeps mapping the frames it
+//! already has, and holds their events back (`unwritten`) until one write
+//! carries the ids and whatever those frames changed. Frames that arrive
+//! together ([`super::Machine::handle_frames`]) are so covered by one write:
+//! a short turn whose end came with its ids is written once after admission,
+//! at its end. The resume preparation and answer application live in
+//! `run_resume.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use super::resume::Resolution;
 use super::run_effects::{interrupt_of, merge_pending, rejection};
-use super::{Answer, EffectId, Io};
+use super::{mark_terminal, Answer, EffectId, Io};
 use crate::a2a::{StreamFrame, StreamResponse, Task, TaskState};
 use crate::agui::{Event, EventBody, Outcome, ResumeEntry};
 use crate::document::ThreadDocument;
@@ -53,6 +60,10 @@ pub(super) struct Run {
     pub(super) known_before: BTreeSet<String>,
     /// Events mapped during resume preparation, emitted after its persist.
     pub(super) held: Vec<Event>,
+    /// Events of a new turn that wait for the write of its new ids: `Some`
+    /// from the frame that learnt them until that write answers (emitted if
+    /// it succeeded, dropped if not).
+    pub(super) unwritten: Option<Vec<Event>>,
     pub(super) prep: Option<Prep>,
     /// Spans whose opening event reached the client: a run that fails while
     /// a frame's events were held back closes only these.
@@ -104,8 +115,11 @@ pub(super) enum Cont {
     InterruptRecovery(Vec<RequiredInput>),
     InterruptCommit,
     EndRecovery,
-    /// The end of a run, after its unsaved ids were written.
-    Finish,
+    /// Events mapped after new ids, once they were written.
+    Unwritten,
+    /// The end of a new turn, written with its new ids (the task id, for
+    /// a failed write to cancel); its events wait.
+    Finish(Option<String>),
     EnsureRestored,
     PrepTask,
     PrepPipeline,
@@ -199,6 +213,7 @@ impl Run {
             plan: Vec::new(),
             known_before: BTreeSet::new(),
             held: Vec::new(),
+            unwritten: None,
             prep: None,
             announced: BTreeSet::new(),
         };
@@ -271,6 +286,24 @@ impl Run {
         }
     }
 
+    /// Frames of the current stream that arrived together: all queue
+    /// before any is mapped (see the module comment).
+    pub(super) fn on_frames(
+        &mut self,
+        doc: &mut ThreadDocument,
+        io: &mut Io,
+        now: i64,
+        id: EffectId,
+        frames: impl IntoIterator<Item = StreamFrame>,
+    ) {
+        if self.done || !self.stream_is(id) {
+            return;
+        }
+        self.inbox
+            .extend(frames.into_iter().map(|frame| Item::Frame(id, frame)));
+        self.pump(doc, io, now);
+    }
+
     /// Ends the run from outside: the cancel extension (`Some(error)`: the
     /// client still reads, so spans close and `RUN_ERROR` follows) or a
     /// disconnect (`None`).
@@ -287,6 +320,7 @@ impl Run {
         self.close_stream(io);
         self.waiting = None;
         self.inbox.clear();
+        self.unwritten = None;
         if let Some(error) = error {
             let closing = self.close_all(now);
             self.emit_all(io, closing);
@@ -295,12 +329,17 @@ impl Run {
         self.end(io);
     }
 
-    /// Handles queued work while nothing is awaited.
+    /// Handles queued work while nothing is awaited. Once the queue is
+    /// empty, events held for new ids wait for their write.
     pub(super) fn pump(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
         while !self.done && self.waiting.is_none() {
             let Some(item) = self.inbox.pop_front() else {
                 // A run may then wait an hour: it keeps no empty queue.
                 self.inbox = VecDeque::new();
+                if self.unwritten.is_some() {
+                    let id = self.persist(doc, io);
+                    self.waiting = Some((id, Cont::Unwritten));
+                }
                 return;
             };
             self.take(doc, io, now, item);
@@ -413,8 +452,13 @@ impl Run {
             }
         }
         let unsaved = learnt || self.identity_unsaved;
-        if unsaved && self.announces_nothing(doc, &work) {
+        if unsaved && self.entries.is_none() {
+            // A new turn: the ids wait for the next write (at the end of the
+            // frames at hand, or sooner), and so does what they announce.
             self.identity_unsaved = true;
+            if !self.announces_nothing(doc, &work) {
+                self.unwritten.get_or_insert_with(Vec::new);
+            }
         } else if unsaved {
             let id = self.persist(doc, io);
             self.waiting = Some((id, Cont::Identity(Box::new(work))));
@@ -425,13 +469,12 @@ impl Run {
 
     /// True when a new turn's frame emits nothing, asks for no input, does
     /// not end the run, and does not complete the identities the session
-    /// announcement needs: its new ids can wait for the next write. (A
-    /// task snapshot before the session id, the first frame of every turn.)
+    /// announcement needs: nothing waits for its new ids. (A task snapshot
+    /// before the session id, the first frame of every turn.)
     fn announces_nothing(&self, doc: &ThreadDocument, work: &Work) -> bool {
         let report = &work.mapped.report;
         let known = doc.execution.task_id.is_some() && doc.iac_code_session_id.is_some();
-        self.entries.is_none()
-            && !known
+        !known
             && work.mapped.events.is_empty()
             && report.inputs.is_empty()
             && !report.state.as_ref().is_some_and(TaskState::is_terminal)
@@ -511,17 +554,33 @@ impl Run {
             self.waiting = Some((id, Cont::EndRecovery));
             return;
         }
-        if self.identity_unsaved {
-            // The session announcement names the task: write it first.
-            let id = self.persist(doc, io);
-            self.waiting = Some((id, Cont::Finish));
-            return;
+        let unsaved = self.identity_unsaved;
+        if unsaved {
+            // The session announcement names the task: nothing below goes
+            // out before the ids are written, with the end.
+            self.unwritten.get_or_insert_with(Vec::new);
         }
         if !self.session_emitted {
             self.emit_session(doc, io, now);
         }
         let closing = self.close_all(now);
         self.emit_all(io, closing);
+        self.emit_terminal(io, now);
+        if unsaved {
+            let task = doc.execution.task_id.clone();
+            if doc.execution.pending.is_empty() {
+                mark_terminal(doc);
+            }
+            let id = self.persist(doc, io);
+            self.waiting = Some((id, Cont::Finish(task)));
+            return;
+        }
+        self.settle(doc, io, Failure::Plain);
+        self.end(io);
+    }
+
+    /// `RUN_FINISHED` or `RUN_ERROR`, by the task's terminal state.
+    fn emit_terminal(&mut self, io: &mut Io, now: i64) {
         match self.terminal_state {
             Some(TaskState::Completed | TaskState::InputRequired) => {
                 let body = EventBody::RunFinished {
@@ -546,8 +605,6 @@ impl Run {
                 ),
             ),
         }
-        self.settle(doc, io, Failure::Plain);
-        self.end(io);
     }
 
     /// Ends the run with `RUN_ERROR` after closing its spans.
@@ -562,6 +619,7 @@ impl Run {
         self.close_stream(io);
         self.waiting = None;
         self.inbox.clear();
+        self.unwritten = None;
         let closing = self.close_all(now);
         self.emit_all(io, closing);
         self.emit_run_error(io, now, &error);
@@ -597,6 +655,12 @@ impl Run {
         answer: Answer,
     ) {
         let persisted = matches!(answer, Answer::Persisted { ok: true });
+        if matches!(answer, Answer::Persisted { .. }) {
+            // Every write of the run carries its new ids.
+            if let Some(events) = self.unwritten.take().filter(|_| persisted) {
+                self.emit_all(io, events);
+            }
+        }
         match cont {
             Cont::Accepted(work) if persisted => self.identity_stage(doc, io, now, *work),
             Cont::Accepted(_) => self.fail_persist(doc, io, now, MessageKey::ResponseCommitFailed),
@@ -614,8 +678,15 @@ impl Run {
                 self.apply_recovery(io, now, &answer);
                 self.finish(doc, io, now);
             }
-            Cont::Finish if persisted => self.finish(doc, io, now),
-            Cont::Finish => self.fail_persist(doc, io, now, MessageKey::ExecutionCommitFailed),
+            Cont::Unwritten if persisted => {}
+            Cont::Unwritten => self.fail_persist(doc, io, now, MessageKey::ExecutionCommitFailed),
+            Cont::Finish(_) if persisted => self.end(io),
+            Cont::Finish(task) => {
+                // The write would have ended the execution; the failure
+                // cancels its task, as any failed write of new ids does.
+                doc.execution.task_id = task;
+                self.fail_persist(doc, io, now, MessageKey::ExecutionCommitFailed);
+            }
             other => self.resume_cont_resume(doc, io, now, other, answer),
         }
     }

@@ -2,6 +2,8 @@
 //! committing answers, checking identities and leaving the document in its
 //! final state. The run's transitions are in `run.rs` and `run_resume.rs`.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
 use super::requests::{self, Envelope};
@@ -204,6 +206,10 @@ impl Run {
     }
 
     pub(super) fn emit_all(&mut self, io: &mut Io, events: Vec<Event>) {
+        if let Some(unwritten) = self.unwritten.as_mut() {
+            unwritten.extend(events);
+            return;
+        }
         for event in events {
             if let Some(span) = span_of(&event.body) {
                 self.announced.insert(span);
@@ -216,13 +222,21 @@ impl Run {
         }
     }
 
-    /// Closes every open span the client saw, in the mapper's order.
+    /// Closes every open span the client saw open, in the mapper's order,
+    /// or will see open first (an opening held for a write, as the closing
+    /// then is).
     pub(super) fn close_all(&mut self, now: i64) -> Vec<Event> {
+        let unwritten: BTreeSet<_> = (self.unwritten.iter().flatten())
+            .filter_map(|e| span_of(&e.body))
+            .collect();
         let announced = &self.announced;
         self.mapper
             .close_all(now)
             .into_iter()
-            .filter(|e| span_of(&e.body).is_none_or(|span| announced.contains(&span)))
+            .filter(|e| {
+                span_of(&e.body)
+                    .is_none_or(|span| announced.contains(&span) || unwritten.contains(&span))
+            })
             .collect()
     }
 

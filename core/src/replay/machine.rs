@@ -7,8 +7,8 @@
 //!  "steps": [
 //!    {"at": 1000, "run": <RunAgentInput body>, "workspace": "/w"?, "acceptLanguage": "pt"?},
 //!    {"at": 1001, "effect": 1 | "persist" | "stream" | "call" | "http",
-//!     "persisted": true | "frame": {…} | "end": true | "response": {…}
-//!     | "http": {"status": 200, "body": {…}} | "failed": true},
+//!     "persisted": true | "frame": {…} | "frames": [{…}, …] | "end": true
+//!     | "response": {…} | "http": {"status": 200, "body": {…}} | "failed": true},
 //!    {"at": 1002, "cancel": {"executionId"?, "threadId", "rosInvocationId"}},
 //!    {"at": 1003, "disconnect": {"threadId", "runId"}},
 //!    {"at": 1004, "timeout": true},
@@ -80,13 +80,23 @@ pub(super) fn replay(input: &Value) -> Result<Value, String> {
                     .ok_or_else(|| format!("step {index}: no {kind} effect yet"))?,
                 _ => return Err(format!("step {index}: bad effect selector")),
             };
-            let answer = answer_of(step).ok_or_else(|| format!("step {index}: no answer"))?;
-            if answer == (Answer::Persisted { ok: true }) {
-                if let Some((thread, doc)) = persists.remove(&id) {
-                    store.insert(thread, doc);
+            if let Some(frames) = step.get("frames").and_then(Value::as_array) {
+                // Frames that arrived together (one read of the stream).
+                let frames = frames
+                    .iter()
+                    .map(|frame| StreamFrame::parse(&frame.to_string()))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("step {index}: a frame is not a JSON object"))?;
+                machine.handle_frames(now, id, frames);
+            } else {
+                let answer = answer_of(step).ok_or_else(|| format!("step {index}: no answer"))?;
+                if answer == (Answer::Persisted { ok: true }) {
+                    if let Some((thread, doc)) = persists.remove(&id) {
+                        store.insert(thread, doc);
+                    }
                 }
+                machine.handle_answer(now, id, answer);
             }
-            machine.handle_answer(now, id, answer);
         } else if let Some(cancel) = step.get("cancel") {
             let field = |k: &str| cancel.get(k).and_then(Value::as_str).unwrap_or_default();
             let thread_id = field("threadId").to_owned();

@@ -100,6 +100,11 @@ def frame(at, result, effect="stream"):
     return answer(at, effect, frame=rpc(result))
 
 
+def frames(at, *results):
+    """Frames that arrived together, in one read of the stream."""
+    return answer(at, "stream", frames=[rpc(r) for r in results])
+
+
 def end(at):
     return answer(at, "stream", end=True)
 
@@ -224,13 +229,28 @@ case("run", "session-identity-changes", "A different iac-code session id is A2A_
 case("run", "task-persist-fails", "The task id cannot be persisted: nothing is announced, the task is cancelled, STATE_PERSISTENCE_FAILED.",
      [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}),
       frame(T0 + 3, status("WORKING", {"iacCodeSessionId": SESSION}, text="queued")), fail_persist(T0 + 4)])
-case("run", "task-written-before-session-event", "A stream that ends after the task snapshot alone: the task id is written before the session event names it, then RUN_ERROR A2A_EXECUTION_FAILED.",
+case("run", "task-written-before-session-event", "A stream that ends after the task snapshot alone: the end of the execution is written before the session event names its task, then RUN_ERROR A2A_EXECUTION_FAILED.",
      [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}), end(T0 + 3), ok(T0 + 4)])
-case("run", "task-write-fails-at-end", "The task id learnt from a silent snapshot cannot be written at the end of the stream: no session event, STATE_PERSISTENCE_FAILED.",
+case("run", "task-write-fails-at-end", "The end of a stream after a silent snapshot cannot be written: no session event, the task is cancelled, STATE_PERSISTENCE_FAILED.",
      [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}), end(T0 + 3), fail_persist(T0 + 4)])
 case("run", "task-written-before-text", "A task id from a silent snapshot is written before the next frame's text, even without a session id.",
      [run(T0, "run-1"), ok(T0 + 1), frame(T0 + 2, {"task": task_obj()}),
       frame(T0 + 3, status("WORKING", text="Hi")), ok(T0 + 4), frame(T0 + 5, status("COMPLETED")), end(T0 + 6)])
+WHOLE_TURN = [{"task": task_obj()},
+              status("WORKING", {"iacCodeSessionId": SESSION}),
+              status("WORKING", {"iacCodeSessionId": SESSION}, text="Hello!"),
+              status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION})]
+case("run", "frames-together-written-once", "A whole turn that arrives in one read is mapped at once and written once, at its end (with the session id), before any of its events goes out.",
+     [run(T0, "run-1"), ok(T0 + 1), frames(T0 + 2, *WHOLE_TURN), end(T0 + 3), ok(T0 + 4)])
+case("run", "frames-together-write-fails", "The one write of a turn that arrived in one read fails: none of its events goes out, the task is cancelled, STATE_PERSISTENCE_FAILED.",
+     [run(T0, "run-1"), ok(T0 + 1), frames(T0 + 2, *WHOLE_TURN), fail_persist(T0 + 3)])
+case("run", "frames-together-then-more", "Frames that arrive together before the end wait for one write of the ids; frames that come after it go out as they come.",
+     [run(T0, "run-1"), ok(T0 + 1), frames(T0 + 2, *WHOLE_TURN[:3]),
+      frame(T0 + 3, status("WORKING", {"iacCodeSessionId": SESSION}, text=" More.")), ok(T0 + 4),
+      frame(T0 + 5, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION})), end(T0 + 6)])
+case("run", "frames-together-protocol-error", "A frame that breaks the protocol after others of the same read: their events never go out (their ids were not written), A2A_PROTOCOL_ERROR.",
+     [run(T0, "run-1"), ok(T0 + 1),
+      frames(T0 + 2, *WHOLE_TURN[:3], status("WORKING", {"iacCodeSessionId": "session-2"}))])
 case("run", "failed-state", "A failed task ends in RUN_ERROR A2A_EXECUTION_FAILED; later frames are ignored.",
      start_turn() + [frame(T0 + 6, status("FAILED", {"iacCodeSessionId": SESSION})),
                      frame(T0 + 7, status("WORKING", {"iacCodeSessionId": SESSION}, text="late"))])
@@ -243,6 +263,11 @@ case("interrupt", "permission-commit", "A permission wait is persisted before RU
      interrupted())
 case("interrupt", "commit-persist-fails", "The interrupt cannot be persisted: task cancelled, pending dropped, STATE_PERSISTENCE_FAILED, no interrupt announced.",
      interrupted()[:-1] + [fail_persist(T0 + 8)])
+case("interrupt", "arrives-with-ids", "A turn whose task, session and permission wait arrive in one read: one write commits the ids and the interrupt, then RUN_FINISHED with the interrupt outcome.",
+     [run(T0, "run-1"), ok(T0 + 1),
+      frames(T0 + 2, {"task": task_obj()}, status("WORKING", {"iacCodeSessionId": SESSION}, text="Let me check."),
+             status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION, "input": P})),
+      ok(T0 + 3)])
 case("interrupt", "other-task", "An interrupt of another task is A2A_PROTOCOL_ERROR.",
      start_turn() + [frame(T0 + 6, status("INPUT_REQUIRED", {"iacCodeSessionId": SESSION, "input": permission(task="task-9")}))])
 
