@@ -17,15 +17,15 @@
 //! them. The host decides nothing: every protocol choice is the machine's.
 //!
 //! Backpressure: each A2A stream relay holds [`STREAM_CREDIT`] credits and
-//! spends one per frame. A frame's credit travels with it into the actor
-//! and then rides on the first event that frame emits; the run's body
-//! gives it back once the chunk with that event is written to the client
-//! (or at once when the frame emits nothing). So a relay stops reading its
-//! A2A stream while the actor or its run's client is behind, the actor's
-//! channel and each run's queue hold at most a few credits' worth of
-//! frames, and the
-//! actor itself never awaits a send (requests, disconnects and timers are
-//! never stuck behind a full queue).
+//! spends one per frame. The frames of one read go to the actor together
+//! (the machine maps them together, see `Machine::handle_frames`), with
+//! their credits, which then ride on the first event they emit; the run's
+//! body gives them back once the chunk with that event is written to the
+//! client (or at once when the frames emit nothing). So a relay stops
+//! reading its A2A stream while the actor or its run's client is behind,
+//! the actor's channel and each run's queue hold at most a few credits'
+//! worth of frames, and the actor itself never awaits a send (requests,
+//! disconnects and timers are never stuck behind a full queue).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -55,7 +55,8 @@ use crate::store::StateStore;
 pub const STREAM_CREDIT: usize = 128;
 
 /// Most frames a relay hands to its actor in one message (frames that
-/// arrived together; fewer wake-ups than one message each).
+/// arrived together: one wake-up of the actor, and one write for what they
+/// teach the machine).
 const RELAY_BATCH: usize = STREAM_CREDIT / 2;
 
 /// How long a `CancelTask` may take before it counts as failed; the cancel
@@ -120,9 +121,9 @@ enum Msg {
         reply: oneshot::Sender<(u16, Value)>,
     },
     Answer(EffectId, Answer),
-    /// A2A stream frames (parsed on the relay's task, off the actor), each
-    /// with the relay credit it spent.
-    Frames(EffectId, Vec<(StreamFrame, OwnedSemaphorePermit)>),
+    /// A2A stream frames that came in one read (parsed on the relay's
+    /// task, off the actor), with the relay credits they spent.
+    Frames(EffectId, Vec<StreamFrame>, OwnedSemaphorePermit),
     Disconnected(RunKey),
 }
 
@@ -286,8 +287,8 @@ struct Actor {
     streams: HashMap<EffectId, AbortHandle>,
     persists: HashMap<String, JoinHandle<()>>,
     persist_threads: HashMap<EffectId, String>,
-    /// The credit of the frame being mapped; the first event it emits
-    /// carries it to the run's body.
+    /// The credits of the frames being mapped; the first event they emit
+    /// carries them to the run's body.
     credit: Option<OwnedSemaphorePermit>,
     idle: watch::Sender<bool>,
     /// The event loop this actor runs on.
@@ -322,7 +323,7 @@ impl Actor {
                 }
             }
             self.perform_all(None);
-            // A frame that emitted nothing gives its credit back now.
+            // Frames that emitted nothing give their credits back now.
             self.credit = None;
             self.idle.send_if_modified(|idle| {
                 let now = self.machine.is_idle();
@@ -382,14 +383,9 @@ impl Actor {
                     self.evict_if_settled(&thread);
                 }
             }
-            Msg::Frames(id, frames) => {
-                for (frame, credit) in frames {
-                    self.credit = Some(credit);
-                    self.machine.handle_answer(now, id, Answer::Frame(frame));
-                    self.perform_all(None);
-                    // A frame that emitted nothing gives its credit back now.
-                    self.credit = None;
-                }
+            Msg::Frames(id, frames, credit) => {
+                self.credit = Some(credit);
+                self.machine.handle_frames(now, id, frames);
             }
             Msg::Disconnected((thread_id, run_id)) => {
                 self.machine.handle_disconnect(now, &thread_id, &run_id);
@@ -656,17 +652,13 @@ async fn relay_stream(
                     }
                 }
                 // The semaphore is never closed, so acquiring only waits.
-                let Ok(mut credit) = Arc::clone(&credits)
+                let Ok(credit) = Arc::clone(&credits)
                     .acquire_many_owned(frames.len() as u32)
                     .await
                 else {
                     return;
                 };
-                let frames = frames
-                    .into_iter()
-                    .map(|frame| (frame, credit.split(1).unwrap_or_else(|| unreachable!())))
-                    .collect();
-                send(tx, Msg::Frames(id, frames));
+                send(tx, Msg::Frames(id, frames, credit));
                 if let Some(error) = failure {
                     send(tx, Msg::Answer(id, failed(&error)));
                     return;
