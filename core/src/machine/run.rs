@@ -11,8 +11,9 @@
 //! carries the ids and whatever those frames changed. Frames that arrive
 //! together ([`super::Machine::handle_frames`]) are so covered by one write:
 //! a short turn whose end came with its ids is written once after admission,
-//! at its end. The resume preparation and answer application live in
-//! `run_resume.rs`.
+//! at its end. A resume's preparation holds its events the same way, until
+//! the reconciled pending set is written. The resume preparation and answer
+//! application live in `run_resume.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -58,11 +59,10 @@ pub(super) struct Run {
     pub(super) plan: Vec<Resolution>,
     /// Pending ids before the resume's reconciliation.
     pub(super) known_before: BTreeSet<String>,
-    /// Events mapped during resume preparation, emitted after its persist.
-    pub(super) held: Vec<Event>,
-    /// Events of a new turn that wait for the write of its new ids: `Some`
-    /// from the frame that learnt them until that write answers (emitted if
-    /// it succeeded, dropped if not).
+    /// Events that wait for the run's next write, `Some` until it answers
+    /// (emitted if it succeeded, dropped if not): a new turn's, from the
+    /// frame that taught it its ids, or a resume's, mapped while it
+    /// prepares (written with the reconciled pending set).
     pub(super) unwritten: Option<Vec<Event>>,
     pub(super) prep: Option<Prep>,
     /// Spans whose opening event reached the client: a run that fails while
@@ -212,7 +212,6 @@ impl Run {
             inbox: VecDeque::new(),
             plan: Vec::new(),
             known_before: BTreeSet::new(),
-            held: Vec::new(),
             unwritten: None,
             prep: None,
             announced: BTreeSet::new(),
@@ -330,7 +329,7 @@ impl Run {
     }
 
     /// Handles queued work while nothing is awaited. Once the queue is
-    /// empty, events held for new ids wait for their write.
+    /// empty, events held for a new turn's ids wait for their write.
     pub(super) fn pump(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
         while !self.done && self.waiting.is_none() {
             let Some(item) = self.inbox.pop_front() else {
@@ -656,7 +655,7 @@ impl Run {
     ) {
         let persisted = matches!(answer, Answer::Persisted { ok: true });
         if matches!(answer, Answer::Persisted { .. }) {
-            // Every write of the run carries its new ids.
+            // Every write of the run carries what its held events need.
             if let Some(events) = self.unwritten.take().filter(|_| persisted) {
                 self.emit_all(io, events);
             }
@@ -715,7 +714,8 @@ impl Run {
     }
 
     /// Maps a `GET /iac-code/pipeline/state` answer (200 only; 404 means no
-    /// Pipeline). Events recovered here are emitted at once.
+    /// Pipeline). Events recovered here are emitted, or join the events
+    /// held for a write.
     pub(super) fn apply_recovery(&mut self, io: &mut Io, now: i64, answer: &Answer) -> bool {
         match answer {
             Answer::Http { status: 200, body } => {

@@ -70,7 +70,7 @@ impl Run {
             Cont::EnsureRestored => self.on_ensure_restored(doc, io, now, answer),
             Cont::PrepTask => self.on_prep_task(doc, io, now, answer),
             Cont::PrepPipeline => {
-                if !self.apply_recovery_held(io, now, &answer) {
+                if !self.apply_recovery(io, now, &answer) {
                     return self.fail_unavailable_keep(doc, io, now);
                 }
                 self.reconcile(doc, io, now);
@@ -179,7 +179,8 @@ impl Run {
             has_projection: meta
                 .is_some_and(|m| m.get("input").is_some() || m.get("pendingPermissions").is_some()),
         });
-        self.held = mapped.events;
+        // Emitted once the reconciled pending set is written.
+        self.unwritten = Some(mapped.events);
         self.sync(doc);
         let after = doc.execution.pipeline_sequence;
         let task_id = doc.execution.task_id.clone().unwrap_or_default();
@@ -190,19 +191,6 @@ impl Run {
             None,
         );
         self.waiting = Some((id, Cont::PrepPipeline));
-    }
-
-    /// Recovery events of the preparation join the held events.
-    fn apply_recovery_held(&mut self, io: &mut Io, now: i64, answer: &Answer) -> bool {
-        match answer {
-            Answer::Http { status: 200, body } => {
-                let mapped = self.mapper.feed_pipeline_recovery(body, now, &mut io.ids);
-                self.held.extend(mapped.events);
-                true
-            }
-            Answer::Http { status: 404, .. } => true,
-            _ => false,
-        }
     }
 
     /// Step 5: reconcile the pending set with the task's projection, drop
@@ -249,8 +237,6 @@ impl Run {
 
     /// Step 6 and the start of applying.
     fn after_reconcile(&mut self, doc: &mut ThreadDocument, io: &mut Io, now: i64) {
-        let held = std::mem::take(&mut self.held);
-        self.emit_all(io, held);
         let entries = self.entries.clone().unwrap_or_default();
         match check_entries(doc, &entries, &self.known_before, self.language) {
             Err(error) => self.fail(doc, io, now, error, Failure::Plain),
