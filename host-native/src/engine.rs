@@ -90,6 +90,8 @@ pub struct Engine {
 struct Shard {
     tx: mpsc::UnboundedSender<Msg>,
     idle: watch::Receiver<bool>,
+    /// The event loop its actor runs on.
+    home: Option<Home>,
 }
 
 /// What the engine needs from the rest of the host.
@@ -155,6 +157,12 @@ impl Engine {
         Engine { shards }
     }
 
+    /// The event loop where the runs of `thread_id` live (`None`: the
+    /// engine runs on the caller's runtime).
+    pub fn home(&self, thread_id: &str) -> Option<&Home> {
+        self.shard(thread_id).home.as_ref()
+    }
+
     /// The shard that owns `thread_id`.
     fn shard(&self, thread_id: &str) -> &Shard {
         // FNV-1a: stable, and cheap for short ids.
@@ -198,11 +206,11 @@ impl Shard {
             home: home.clone(),
         };
         // The actor's own tasks (relays, persists) go where it runs.
-        match home {
+        match &home {
             Some(home) => drop(home.spawn(actor.run(rx, shutdown))),
             None => drop(tokio::spawn(actor.run(rx, shutdown))),
         }
-        Shard { tx, idle }
+        Shard { tx, idle, home }
     }
 }
 

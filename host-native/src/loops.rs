@@ -5,8 +5,8 @@
 //! of its SSE response all live on one loop (the [`Home`] of the actor that
 //! owns the run's thread), so an event never wakes another thread on its
 //! way from the runtime to the client. Connections are accepted on the
-//! first loop and move to their run's loop to write its response
-//! (`server::serve`).
+//! first loop and move to their run's loop to have it admitted there and
+//! write its response (`server::serve`).
 //!
 //! A multi-threaded tokio runtime gives the same parallelism, but its
 //! workers wake each other to steal work: on two cores that cost about a

@@ -7,7 +7,9 @@
 //! it streams in (a lying or missing Content-Length cannot get past it).
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -15,13 +17,16 @@ use http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode
 use http_body::Body;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
-use iac_agui_core::validate::{self, WorkspaceVerdict, MAX_CANCEL_BODY_BYTES, MAX_RUN_BODY_BYTES};
+use iac_agui_core::validate::{
+    self, ValidatedRun, WorkspaceVerdict, MAX_CANCEL_BODY_BYTES, MAX_RUN_BODY_BYTES,
+};
 use iac_agui_core::{i18n, ErrorCode, Language, MessageKey, ProtocolError};
 use serde_json::{json, Value};
 
 use crate::app::App;
 use crate::demo;
 use crate::engine::Admission;
+use crate::loops::Home;
 use crate::secret::constant_time_eq;
 
 /// The body type of every response.
@@ -39,30 +44,92 @@ where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
+    let mut response = respond(app, req).await;
+    match Deferred::take(&mut response) {
+        Some((_, answer)) => answer.await,
+        None => response,
+    }
+}
+
+/// [`handle`], but a run to be admitted on another event loop comes back
+/// as a [`Deferred`] answer, for the connection to make there.
+pub(crate) async fn respond<B>(app: Arc<App>, req: Request<B>) -> Response<ResponseBody>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let origin = req.headers().get(header::ORIGIN).cloned();
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .filter(|o| origin_allowed(&app, o))
+        .cloned();
+    let finish = move |mut response: Response<ResponseBody>| {
+        if let Some(origin) = origin {
+            let headers = response.headers_mut();
+            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            headers.append(header::VARY, HeaderValue::from_static("Origin"));
+        }
+        let code = response
+            .extensions()
+            .get::<LoggedCode>()
+            .map_or("", |c| c.0.as_str());
+        tracing::info!(
+            target: "iac_agui::http",
+            %method,
+            path = %loggable_path(&path),
+            status = response.status().as_u16(),
+            code,
+            duration_ms = started.elapsed().as_millis() as u64,
+            "request"
+        );
+        response
+    };
     let mut response = route(&app, req).await;
-    if let Some(origin) = origin.filter(|o| origin_allowed(&app, o)) {
-        let headers = response.headers_mut();
-        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    match Deferred::take(&mut response) {
+        Some((home, answer)) => Deferred::response(home, async move { finish(answer.await) }),
+        None => finish(response),
     }
-    let code = response
-        .extensions()
-        .get::<LoggedCode>()
-        .map_or("", |c| c.0.as_str());
-    tracing::info!(
-        target: "iac_agui::http",
-        %method,
-        path = %loggable_path(&path),
-        status = response.status().as_u16(),
-        code,
-        duration_ms = started.elapsed().as_millis() as u64,
-        "request"
-    );
-    response
+}
+
+/// An answer to be made on another event loop: the connection moves to
+/// `home` and awaits it there (`server::serve_connection`). A run is
+/// admitted on its thread's loop, where the engine answers it, so its
+/// connection crosses between loops once, before its admission, and not
+/// back and forth around it.
+#[derive(Clone)]
+pub(crate) struct Deferred {
+    home: Home,
+    /// Shared and locked only because a response's extensions must be
+    /// `Clone` and `Sync`; it is taken once.
+    answer: Arc<Mutex<Option<Answer>>>,
+}
+
+/// A response still to be made.
+pub(crate) type Answer = Pin<Box<dyn Future<Output = Response<ResponseBody>> + Send>>;
+
+impl Deferred {
+    /// A placeholder response that carries `answer` to `home`.
+    fn response(
+        home: Home,
+        answer: impl Future<Output = Response<ResponseBody>> + Send + 'static,
+    ) -> Response<ResponseBody> {
+        let mut response = empty(StatusCode::OK);
+        response.extensions_mut().insert(Deferred {
+            home,
+            answer: Arc::new(Mutex::new(Some(Box::pin(answer)))),
+        });
+        response
+    }
+
+    /// The loop and the answer a placeholder response carries, if it is one.
+    pub(crate) fn take(response: &mut Response<ResponseBody>) -> Option<(Home, Answer)> {
+        let deferred = response.extensions_mut().remove::<Deferred>()?;
+        let answer = crate::locked(&deferred.answer).take()?;
+        Some((deferred.home, answer))
+    }
 }
 
 async fn route<B>(app: &Arc<App>, req: Request<B>) -> Response<ResponseBody>
@@ -205,6 +272,26 @@ where
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return response;
     }
+    let home = app
+        .engine
+        .home(&validated.input.thread_id)
+        .filter(|home| !home.is_current())
+        .cloned();
+    let admission = admit(Arc::clone(app), validated, cwd, language);
+    match home {
+        Some(home) => Deferred::response(home, admission),
+        None => admission.await,
+    }
+}
+
+/// Admits a checked run: its thread's document is read and the engine
+/// decides.
+async fn admit(
+    app: Arc<App>,
+    validated: ValidatedRun,
+    cwd: String,
+    language: Language,
+) -> Response<ResponseBody> {
     let load = crate::engine::load(&app.store, &validated.input.thread_id).await;
     match app.engine.run(validated, cwd, load).await {
         Admission::Stream(body, home) => {

@@ -33,7 +33,7 @@ use tokio::time::Instant;
 use crate::app::App;
 use crate::http1::{self, BodyDecoder, Got};
 use crate::loops::Home;
-use crate::router::ResponseBody;
+use crate::router::{Answer, Deferred, ResponseBody};
 
 /// Largest request head accepted (431 beyond).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -119,10 +119,10 @@ impl Drop for Open {
     }
 }
 
-/// An answer read on one event loop, to be written from another (boxed:
-/// the connection's task holds only a pointer to it).
+/// An answer to a request read on one event loop, to be made or written
+/// on another (boxed: the connection's task holds only a pointer to it).
 struct Carried {
-    response: Response<ResponseBody>,
+    answer: Answer,
     exchange: Exchange,
     body_read: bool,
     buffered: Vec<u8>,
@@ -133,7 +133,10 @@ struct Carried {
 /// A streamed response whose run lives on another event loop is written
 /// from there: the connection itself moves to that loop ([`move_to`]), so
 /// the run's events are read, mapped and written on one thread, and the
-/// connection still has a single task.
+/// connection still has a single task. A run's connection moves before its
+/// admission, which the router defers to that loop ([`Deferred`]); one
+/// that could not move then (its request's body still held the socket)
+/// moves with the admitted response.
 async fn serve_connection(socket: TcpStream, mut conn: Conn, mut carried: Option<Box<Carried>>) {
     let mut socket = Arc::new(socket);
     // Bytes read past the last request: the start of the next one.
@@ -143,7 +146,7 @@ async fn serve_connection(socket: TcpStream, mut conn: Conn, mut carried: Option
         let (mut response, exchange, body_read) = match carried.take() {
             Some(carried) => {
                 buffered = carried.buffered;
-                (carried.response, carried.exchange, carried.body_read)
+                (carried.answer.await, carried.exchange, carried.body_read)
             }
             None => {
                 let wait = if first {
@@ -173,24 +176,36 @@ async fn serve_connection(socket: TcpStream, mut conn: Conn, mut carried: Option
                 }
             }
         };
-        let home = response
-            .extensions_mut()
-            .remove::<Home>()
-            .filter(|home| !home.is_current());
         // The socket moves only when nothing else holds it (the request's
-        // body is done with it).
-        if let Some(home) = home {
-            match Arc::try_unwrap(socket) {
-                Ok(own) => {
-                    let carried = Box::new(Carried {
-                        response,
-                        exchange,
-                        body_read,
-                        buffered,
-                    });
-                    return move_to(&home, own, conn, carried);
+        // body is done with it). If it cannot, a deferred answer is made
+        // here, and the connection may still move with the response.
+        loop {
+            let deferred = Deferred::take(&mut response);
+            let home = match &deferred {
+                Some((home, _)) => Some(home.clone()),
+                None => response.extensions_mut().remove::<Home>(),
+            };
+            if let Some(home) = home.filter(|home| !home.is_current()) {
+                match Arc::try_unwrap(socket) {
+                    Ok(own) => {
+                        let answer = match deferred {
+                            Some((_, answer)) => answer,
+                            None => Box::pin(std::future::ready(response)),
+                        };
+                        let carried = Box::new(Carried {
+                            answer,
+                            exchange,
+                            body_read,
+                            buffered,
+                        });
+                        return move_to(&home, own, conn, carried);
+                    }
+                    Err(shared) => socket = shared,
                 }
-                Err(shared) => socket = shared,
+            }
+            match deferred {
+                Some((_, answer)) => response = answer.await,
+                None => break,
             }
         }
         let answer = write_response(&socket, response, &exchange, &mut buffered);
@@ -262,7 +277,7 @@ async fn next_request(
         socket: Arc::clone(socket),
         state: Arc::clone(&state),
     };
-    let response = crate::router::handle(Arc::clone(&conn.app), request.map(|()| body)).await;
+    let response = crate::router::respond(Arc::clone(&conn.app), request.map(|()| body)).await;
     let body_read = {
         let mut state = crate::locked(&state);
         *buffered = std::mem::take(&mut state.buffered);
