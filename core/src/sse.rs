@@ -19,6 +19,17 @@ use std::string::String;
 /// ends a line must not make the parser grow without limit.
 pub const DEFAULT_MAX_BUFFERED: usize = 16 * 1024 * 1024;
 
+/// A split line's buffer larger than this is let go once the line is read.
+const KEPT_LINE_CAPACITY: usize = 64 * 1024;
+
+/// The UTF-8 byte order mark, dropped from the start of a stream.
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// `bytes` as text, invalid sequences replaced.
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// One complete item of an event stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SseItem {
@@ -59,11 +70,20 @@ impl std::error::Error for SseError {}
 /// Incremental event-stream parser. Feed bytes, then poll items until `None`.
 #[derive(Debug, Clone)]
 pub struct SseParser {
+    /// The unfinished line, unless it is a `data` line (see `in_data`).
     line: Vec<u8>,
+    /// The unfinished line is a `data` line whose field name has been
+    /// read: the rest of its value goes straight into `data`, so a large
+    /// event is held once, not once as a line and again as data. Holds
+    /// what the line's `data:` (and space) count against the bound, so
+    /// that it is reached as if the line were buffered: their length, less
+    /// the `\n` that joined the line to the data before it.
+    in_data: Option<usize>,
     skip_lf: bool,
     at_start: bool,
     event: Option<String>,
-    data: String,
+    /// The event's data lines, joined with `\n`; decoded at dispatch.
+    data: Vec<u8>,
     has_data: bool,
     id: Option<String>,
     ready: VecDeque<SseItem>,
@@ -86,10 +106,11 @@ impl SseParser {
     pub fn with_limit(max_buffered: usize) -> Self {
         SseParser {
             line: Vec::new(),
+            in_data: None,
             skip_lf: false,
             at_start: true,
             event: None,
-            data: String::new(),
+            data: Vec::new(),
             has_data: false,
             id: None,
             ready: VecDeque::new(),
@@ -117,7 +138,12 @@ impl SseParser {
                     self.skip_lf = rest[end] == b'\r';
                     let (line, after) = (&rest[..end], &rest[end + 1..]);
                     rest = after;
-                    if self.line.is_empty() {
+                    if self.in_data.is_some() {
+                        // The end of a data line begun in earlier chunks.
+                        self.check_size(line.len())?;
+                        self.in_data = None;
+                        self.data.extend_from_slice(line);
+                    } else if self.line.is_empty() {
                         // The common case: the whole line is in this chunk.
                         self.check_size(line.len())?;
                         self.process_line(line);
@@ -126,17 +152,25 @@ impl SseParser {
                         self.check_size(0)?;
                         let whole = core::mem::take(&mut self.line);
                         self.process_line(&whole);
-                        // Keep the buffer for the next split line.
-                        self.line = whole;
-                        self.line.clear();
+                        // Keep the buffer for the next split line, unless
+                        // a long line made it large.
+                        if whole.capacity() <= KEPT_LINE_CAPACITY {
+                            self.line = whole;
+                            self.line.clear();
+                        }
                     }
                     // The event's data grew by the line.
                     self.check_size(0)?;
                 }
                 None => {
-                    self.line.extend_from_slice(rest);
+                    self.check_size(rest.len())?;
+                    if self.in_data.is_some() {
+                        self.data.extend_from_slice(rest);
+                    } else {
+                        self.line.extend_from_slice(rest);
+                        self.begin_data_line();
+                    }
                     rest = &[];
-                    self.check_size(0)?;
                 }
             }
         }
@@ -161,48 +195,75 @@ impl SseParser {
 
     /// Refuses buffered bytes (plus `extra` about to be) past the bound.
     fn check_size(&self, extra: usize) -> Result<(), SseError> {
-        if self.line.len() + extra + self.data.len() > self.max_buffered {
+        let line = self.line.len() + self.in_data.unwrap_or(0);
+        if line + extra + self.data.len() > self.max_buffered {
             return Err(SseError::TooLarge);
         }
         Ok(())
     }
 
-    fn process_line(&mut self, raw: &[u8]) {
-        // Line breaks are ASCII, so a complete line never splits a UTF-8
-        // sequence; lossy decoding only affects genuinely invalid bytes.
-        // Borrowed unless invalid: no copy of the line on the hot path.
-        let decoded = match core::str::from_utf8(raw) {
-            Ok(text) => Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(raw),
+    /// Moves the value of an unfinished `data` line from `line` into
+    /// `data` once its field name and the space after the colon (or its
+    /// absence) are known; the line's later bytes then go there directly.
+    fn begin_data_line(&mut self) {
+        if self.at_start {
+            // The first line may start with a byte order mark: it takes
+            // the general path.
+            return;
+        }
+        let Some(colon) = memchr::memchr(b':', &self.line) else {
+            return;
         };
-        let mut text: &str = &decoded;
+        if &self.line[..colon] != b"data" || self.line.len() == colon + 1 {
+            return;
+        }
+        let prefix = colon + 1 + usize::from(self.line[colon + 1] == b' ');
+        let joined = usize::from(self.has_data);
+        self.add_data_line();
+        self.data.extend_from_slice(&self.line[prefix..]);
+        self.line.clear();
+        self.in_data = Some(prefix - joined);
+    }
+
+    /// Starts one more data line of the event.
+    fn add_data_line(&mut self) {
+        if self.has_data {
+            self.data.push(b'\n');
+        }
+        self.has_data = true;
+    }
+
+    fn process_line(&mut self, raw: &[u8]) {
+        let mut line = raw;
         if self.at_start {
             self.at_start = false;
-            text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            line = line.strip_prefix(BOM).unwrap_or(line);
         }
-        if text.is_empty() {
+        if line.is_empty() {
             self.dispatch();
             return;
         }
-        if let Some(comment) = text.strip_prefix(':') {
-            let comment = comment.strip_prefix(' ').unwrap_or(comment);
-            self.ready.push_back(SseItem::Comment(comment.to_owned()));
+        if let Some(comment) = line.strip_prefix(b":") {
+            let comment = comment.strip_prefix(b" ").unwrap_or(comment);
+            self.ready.push_back(SseItem::Comment(lossy(comment)));
             return;
         }
-        let (field, value) = match text.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (text, ""),
+        // Line breaks, colons and spaces are ASCII: they are never part of
+        // a UTF-8 sequence, so the line splits the same as bytes or text.
+        let (field, value) = match memchr::memchr(b':', line) {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
         };
         match field {
-            "event" => self.event = Some(value.to_owned()),
-            "data" => {
-                if self.has_data {
-                    self.data.push('\n');
-                }
-                self.data.push_str(value);
-                self.has_data = true;
+            b"event" => self.event = Some(lossy(value)),
+            b"data" => {
+                self.add_data_line();
+                self.data.extend_from_slice(value);
             }
-            "id" if !value.contains('\0') => self.id = Some(value.to_owned()),
+            b"id" if !value.contains(&0) => self.id = Some(lossy(value)),
             _ => {}
         }
     }
@@ -214,7 +275,12 @@ impl SseParser {
             return;
         }
         self.has_data = false;
-        let data = core::mem::take(&mut self.data);
+        // Invalid UTF-8 is replaced as it would be line by line: a line
+        // break ends any sequence it cuts.
+        let data = match String::from_utf8(core::mem::take(&mut self.data)) {
+            Ok(text) => text,
+            Err(invalid) => lossy(invalid.as_bytes()),
+        };
         let event = match event {
             Some(name) if !name.is_empty() => Cow::Owned(name),
             _ => Cow::Borrowed("message"),
@@ -366,9 +432,9 @@ mod tests {
         assert!(p.has_partial());
     }
 
-    /// Random bytes (heavy in line breaks, colons and invalid UTF-8), cut
-    /// at random points, give the same items as when fed whole, and never
-    /// panic. Prints its seed.
+    /// Random streams (pieces of field names, line breaks, colons and
+    /// invalid UTF-8), cut at random points, give the same items as when
+    /// fed whole, and never panic. Prints its seed.
     #[test]
     fn random_chunking_is_invisible() {
         let seed = 0x5ee_d5e1u64;
@@ -380,11 +446,30 @@ mod tests {
             state ^= state << 17;
             state
         };
-        const ALPHABET: &[u8] = b"data:event:id: x\r\n\n\n:\xc3\xa9\xff";
-        for _ in 0..300 {
-            let len = (next() % 200) as usize;
-            let input: Vec<u8> = (0..len)
-                .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+        const PIECES: &[&[u8]] = &[
+            b"data:",
+            b"data: ",
+            b"data",
+            b"event:",
+            b"id: ",
+            b"x",
+            b" ",
+            b"\r",
+            b"\n",
+            b"\n\n",
+            b":",
+            b"\xc3",
+            b"\xa9",
+            b"\xff",
+            b"\xe6\x97",
+            b"\xa5",
+            b"\0",
+        ];
+        let mut cut_in_data = 0;
+        for _ in 0..3000 {
+            let input: Vec<u8> = (0..next() % 60)
+                .flat_map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                .copied()
                 .collect();
             let whole = parse_all(&input);
             let mut p = SseParser::new();
@@ -392,10 +477,34 @@ mod tests {
             while !rest.is_empty() {
                 let cut = 1 + (next() as usize % rest.len());
                 p.feed(&rest[..cut]).unwrap();
+                cut_in_data += usize::from(p.in_data.is_some());
                 rest = &rest[cut..];
             }
             assert_eq!(drain(&mut p), whole, "input {input:?}");
         }
+        assert!(cut_in_data > 100, "cuts inside data lines: {cut_in_data}");
+    }
+
+    #[test]
+    fn a_data_line_in_many_chunks_is_held_once() {
+        let value = "0123456789abcdef".repeat(64 * 1024);
+        let input = format!("data: a\ndata: {value}\n\n");
+        let mut p = SseParser::new();
+        for chunk in input.as_bytes().chunks(4096) {
+            p.feed(chunk).unwrap();
+            assert!(p.line.capacity() <= 4096, "{}", p.line.capacity());
+        }
+        assert_eq!(drain(&mut p), vec![data(&format!("a\n{value}"))]);
+    }
+
+    #[test]
+    fn a_long_split_line_gives_its_buffer_back() {
+        let mut p = SseParser::new();
+        let comment = "c".repeat(1 << 20);
+        p.feed(format!(": {comment}").as_bytes()).unwrap();
+        p.feed(b"\n").unwrap();
+        assert_eq!(drain(&mut p), vec![SseItem::Comment(comment)]);
+        assert!(p.line.capacity() <= KEPT_LINE_CAPACITY);
     }
 
     #[test]
@@ -404,5 +513,14 @@ mod tests {
         assert_eq!(p.feed(b"data: 0123456789"), Err(SseError::TooLarge));
         let mut p = SseParser::with_limit(8);
         assert_eq!(p.feed(b"data: 0123\ndata: 4567\n"), Err(SseError::TooLarge));
+        // A data line read in pieces counts as if it were whole: its
+        // `data: ` too.
+        let mut p = SseParser::with_limit(8);
+        p.feed(b"\ndata: 01").unwrap();
+        assert_eq!(p.feed(b"2"), Err(SseError::TooLarge));
+        let mut p = SseParser::with_limit(8);
+        p.feed(b"\ndata: 01").unwrap();
+        p.feed(b"\n\n").unwrap();
+        assert_eq!(drain(&mut p), vec![data("01")]);
     }
 }
