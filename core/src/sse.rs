@@ -211,13 +211,13 @@ impl SseParser {
             // the general path.
             return;
         }
-        let Some(colon) = memchr::memchr(b':', &self.line) else {
-            return;
-        };
-        if &self.line[..colon] != b"data" || self.line.len() == colon + 1 {
+        // A look at the line's start only: a long line that is not data
+        // must not be searched again with every piece of it.
+        const FIELD: &[u8] = b"data:";
+        if self.line.len() <= FIELD.len() || !self.line.starts_with(FIELD) {
             return;
         }
-        let prefix = colon + 1 + usize::from(self.line[colon + 1] == b' ');
+        let prefix = FIELD.len() + usize::from(self.line[FIELD.len()] == b' ');
         let joined = usize::from(self.has_data);
         self.add_data_line();
         self.data.extend_from_slice(&self.line[prefix..]);
