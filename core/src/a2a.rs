@@ -185,14 +185,22 @@ pub enum StreamFrame {
 
 impl StreamFrame {
     /// Parses an SSE `data` payload; `None` when it is not a JSON object.
-    /// A text delta's shape is read by hand (`delta.rs`); other
+    /// A status update's usual shape is read by hand (`delta.rs`); other
     /// well-formed frames straight into their types (no intermediate
     /// `Value`); anything else goes through
     /// [`StreamFrame::from_value`], so both paths decide alike.
     pub fn parse(data: &str) -> Option<StreamFrame> {
-        if let Some(frame) = delta::read(data) {
-            return Some(frame);
-        }
+        delta::read(data).or_else(|| StreamFrame::parse_by_serde(data))
+    }
+
+    /// [`StreamFrame::parse`] of a payload the caller gives up: a message
+    /// text that is most of it (a run's last frame carries the whole
+    /// answer) takes over its buffer instead of being copied.
+    pub fn parse_owned(mut data: String) -> Option<StreamFrame> {
+        delta::take(&mut data).or_else(|| StreamFrame::parse_by_serde(&data))
+    }
+
+    fn parse_by_serde(data: &str) -> Option<StreamFrame> {
         #[derive(Deserialize)]
         struct Typed {
             #[serde(default)]

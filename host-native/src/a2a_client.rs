@@ -506,7 +506,7 @@ impl A2aStream {
             let SseItem::Event(event) = item else {
                 continue;
             };
-            return Some(match StreamFrame::parse(&event.data) {
+            return Some(match StreamFrame::parse_owned(event.data) {
                 Some(frame) => Ok(frame),
                 None => {
                     self.done = true;
