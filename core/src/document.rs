@@ -4,7 +4,8 @@
 //! Python reference (iac-code 0.16.0) or by this crate must load in the other.
 //! [`ThreadDocument::parse`] checks every field's type and refuses anything
 //! invalid with a typed [`DocumentError`] (the host then answers
-//! `503 STATE_UNAVAILABLE`); [`ThreadDocument::to_json`] writes it back.
+//! `503 STATE_UNAVAILABLE`); [`ThreadDocument::encode`] writes it back, as
+//! the JSON text of [`ThreadDocument::to_json`].
 //!
 //! What is kept is a mapping, not a conversation: ids, digests and the public
 //! projection of pending inputs. No message text and no secret is ever stored;
@@ -13,7 +14,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Map, Value};
+use serde::de::Error as _;
+use serde::ser::{Error as _, SerializeMap};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 use crate::json::{is_digest, sha256_hex};
 
@@ -195,25 +199,13 @@ impl ThreadDocument {
     /// The document as stored: every key present, `null` for absent ids,
     /// sets as sorted arrays.
     pub fn to_json(&self) -> Value {
-        let applied: Vec<Value> = self
-            .applied_resume_digests
-            .iter()
-            .map(|((execution_id, interrupt_id), digest)| {
-                json!({"executionId": execution_id, "interruptId": interrupt_id, "digest": digest})
-            })
-            .collect();
-        json!({
-            "schemaVersion": SCHEMA_VERSION,
-            "threadId": self.thread_id,
-            "contextId": self.context_id,
-            "cwd": self.cwd,
-            "userId": self.user_id,
-            "iacCodeSessionId": self.iac_code_session_id,
-            "execution": self.execution.to_json(),
-            "runDigests": self.run_digests,
-            "appliedResumeDigests": applied,
-            "terminalExecutionIds": self.terminal_execution_ids,
-        })
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The document's JSON text, as written to its file: the text of
+    /// [`ThreadDocument::to_json`], without building that value.
+    pub fn encode(&self) -> Encoded {
+        Encoded(serde_json::to_vec(self).unwrap_or_default())
     }
 
     /// The digest recorded for an applied answer of this execution, if any.
@@ -278,23 +270,6 @@ impl ExecutionRecord {
             pending: parse_pending(doc.get("pending"))?,
         })
     }
-
-    fn to_json(&self) -> Value {
-        let pending: Map<String, Value> = self
-            .pending
-            .iter()
-            .map(|(id, p)| (id.clone(), p.to_json()))
-            .collect();
-        json!({
-            "executionId": self.execution_id,
-            "rosInvocationId": self.ros_invocation_id,
-            "taskId": self.task_id,
-            "pipelineSequence": self.pipeline_sequence,
-            "pipelineOpenSteps": self.pipeline_open_steps,
-            "textSnapshotDigests": self.text_snapshot_digests,
-            "pending": pending,
-        })
-    }
 }
 
 impl PendingInput {
@@ -319,13 +294,112 @@ impl PendingInput {
     pub fn is_permission(&self) -> bool {
         self.kind() == "permission"
     }
+}
 
-    fn to_json(&self) -> Value {
-        let mut entry = json!({ "value": self.value, "sideband": self.sideband });
-        if let Some(expires_at) = &self.expires_at {
-            entry["expiresAt"] = Value::String(expires_at.clone());
+/// A thread document as written to its file: its JSON text.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Encoded(Vec<u8>);
+
+impl Encoded {
+    /// The JSON text.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The JSON text, given up.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// The document as a JSON value.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_slice(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl core::fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+/// Outputs are compared and replayed as JSON: the document is its value.
+impl Serialize for Encoded {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let value: Value = serde_json::from_slice(&self.0).map_err(S::Error::custom)?;
+        value.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Encoded {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        serde_json::to_vec(&value)
+            .map(Encoded)
+            .map_err(D::Error::custom)
+    }
+}
+
+// The stored JSON. Members go in key order, as a `Value` object writes
+// them, so that `to_json` and `encode` give the same text (tested).
+
+impl Serialize for ThreadDocument {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// One `appliedResumeDigests` entry.
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Applied<'a> {
+            digest: &'a str,
+            execution_id: &'a str,
+            interrupt_id: &'a str,
         }
-        entry
+        let applied: Vec<Applied> = self
+            .applied_resume_digests
+            .iter()
+            .map(|((execution_id, interrupt_id), digest)| Applied {
+                digest,
+                execution_id,
+                interrupt_id,
+            })
+            .collect();
+        let mut map = serializer.serialize_map(Some(10))?;
+        map.serialize_entry("appliedResumeDigests", &applied)?;
+        map.serialize_entry("contextId", &self.context_id)?;
+        map.serialize_entry("cwd", &self.cwd)?;
+        map.serialize_entry("execution", &self.execution)?;
+        map.serialize_entry("iacCodeSessionId", &self.iac_code_session_id)?;
+        map.serialize_entry("runDigests", &self.run_digests)?;
+        map.serialize_entry("schemaVersion", &SCHEMA_VERSION)?;
+        map.serialize_entry("terminalExecutionIds", &self.terminal_execution_ids)?;
+        map.serialize_entry("threadId", &self.thread_id)?;
+        map.serialize_entry("userId", &self.user_id)?;
+        map.end()
+    }
+}
+
+impl Serialize for ExecutionRecord {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(7))?;
+        map.serialize_entry("executionId", &self.execution_id)?;
+        map.serialize_entry("pending", &self.pending)?;
+        map.serialize_entry("pipelineOpenSteps", &self.pipeline_open_steps)?;
+        map.serialize_entry("pipelineSequence", &self.pipeline_sequence)?;
+        map.serialize_entry("rosInvocationId", &self.ros_invocation_id)?;
+        map.serialize_entry("taskId", &self.task_id)?;
+        map.serialize_entry("textSnapshotDigests", &self.text_snapshot_digests)?;
+        map.end()
+    }
+}
+
+impl Serialize for PendingInput {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2 + usize::from(self.expires_at.is_some())))?;
+        if let Some(expires_at) = &self.expires_at {
+            map.serialize_entry("expiresAt", expires_at)?;
+        }
+        map.serialize_entry("sideband", &self.sideband)?;
+        map.serialize_entry("value", &self.value)?;
+        map.end()
     }
 }
 

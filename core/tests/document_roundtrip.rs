@@ -76,6 +76,22 @@ fn a_reference_document_loads_and_round_trips_without_losing_fields() {
     assert_eq!(again, doc);
 }
 
+/// The text written to a file is the stored value's, member for member
+/// and in the same order (`encode` does not build the value).
+#[test]
+fn the_encoded_text_is_the_text_of_the_stored_value() {
+    let mut value = reference_document();
+    let entry = &mut value["execution"]["pending"]["permission-6fec5ec47c0b4643b8ef8c475ee659b1"];
+    entry["expiresAt"] = json!("2026-12-02T10:09:00.000Z");
+    let fresh = ThreadDocument::new("t", "/w", None, "e1".into(), "r1".into());
+    let loaded = ThreadDocument::parse(&value, "thread-perm-1").unwrap();
+    for (doc, stored) in [(&fresh, fresh.to_json()), (&loaded, value)] {
+        let encoded = doc.encode();
+        assert_eq!(encoded.as_bytes(), serde_json::to_vec(&stored).unwrap());
+        assert_eq!(encoded.to_value(), stored);
+    }
+}
+
 #[test]
 fn a_new_document_round_trips_with_nulls_written() {
     let doc = ThreadDocument::new("t", "/w", None, "e1".into(), "r1".into());

@@ -316,7 +316,7 @@ fn outputs_never_show_secrets_in_debug() {
     let Some(Output::Persist { id, document, .. }) = persist.first() else {
         panic!("persist first");
     };
-    assert!(!document.to_string().contains("sk-very-secret"));
+    assert!(!format!("{document:?}").contains("sk-very-secret"));
     machine.handle_answer(2, *id, Answer::Persisted { ok: true });
     let outputs = machine.drain();
     let request = outputs

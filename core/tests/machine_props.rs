@@ -640,16 +640,17 @@ impl World {
                     thread_id,
                     document,
                 } => {
-                    let parsed = ThreadDocument::parse(&document, &thread_id)
+                    let value = document.to_value();
+                    let parsed = ThreadDocument::parse(&value, &thread_id)
                         .unwrap_or_else(|e| panic!("seed {seed}: persisted document invalid: {e}"));
                     assert_eq!(
-                        parsed.to_json(),
+                        parsed.encode(),
                         document,
                         "seed {seed}: document round-trip"
                     );
                     self.check_pending(&parsed, excused, &drop_reasons);
                     self.effects.insert(id, Effect::Persist);
-                    self.persists.insert(id, (thread_id, document));
+                    self.persists.insert(id, (thread_id, value));
                 }
                 Output::A2a {
                     id,

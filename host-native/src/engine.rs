@@ -483,7 +483,7 @@ impl Actor {
                 let admission = mine
                     .as_deref()
                     .is_some_and(|m| m.as_ref().is_some_and(|(key, _)| *key.0 == *thread_id));
-                self.persist(id, thread_id, document, admission)
+                self.persist(id, thread_id, document.into_bytes(), admission)
             }
             Output::A2a {
                 id,
@@ -585,7 +585,7 @@ impl Actor {
         }
     }
 
-    fn persist(&mut self, id: EffectId, thread_id: String, document: Value, admission: bool) {
+    fn persist(&mut self, id: EffectId, thread_id: String, document: Vec<u8>, admission: bool) {
         self.persist_threads.insert(id, thread_id.clone());
         let previous = self.persists.remove(&thread_id);
         let store = Arc::clone(&self.deps.store);
@@ -595,11 +595,7 @@ impl Actor {
             if let Some(previous) = previous {
                 let _ = previous.await;
             }
-            let result = store
-                .lock(&thread)
-                .await
-                .persist(&document, admission)
-                .await;
+            let result = store.lock(&thread).await.persist(document, admission).await;
             if let Err(error) = &result {
                 tracing::warn!(thread_id = %thread, %error, "thread state write failed");
             }

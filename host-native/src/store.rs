@@ -383,7 +383,8 @@ impl ThreadGuard {
         Ok(self.slot.document.as_ref().and_then(Option::as_ref))
     }
 
-    /// Replaces the document on disk, in the next batch of writes. The
+    /// Replaces the document on disk with `document` (its JSON text), in
+    /// the next batch of writes. The
     /// guard keeps no copy of what it wrote (the machine holds the live
     /// document); the next [`ThreadGuard::document`] finds it among the
     /// store's recent documents, or reads the file again.
@@ -392,10 +393,8 @@ impl ThreadGuard {
     ///
     /// # Errors
     /// The write failed; the old document stays in place on disk.
-    pub async fn persist(&mut self, document: &Value, admission: bool) -> Result<(), StoreError> {
-        let json: Arc<[u8]> = serde_json::to_vec(document)
-            .map_err(|_| StoreError::Corrupt)?
-            .into();
+    pub async fn persist(&mut self, document: Vec<u8>, admission: bool) -> Result<(), StoreError> {
+        let json: Arc<[u8]> = document.into();
         let bytes = padded(json.to_vec());
         #[cfg(test)]
         let fail_before_rename = self
@@ -918,6 +917,11 @@ mod tests {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
 
+    /// The JSON text of `value`, as [`ThreadGuard::persist`] takes it.
+    fn doc(value: Value) -> Vec<u8> {
+        serde_json::to_vec(&value).unwrap()
+    }
+
     #[tokio::test]
     async fn persist_and_reload_with_permissions() {
         let root = tempfile::tempdir().unwrap();
@@ -925,7 +929,7 @@ mod tests {
         let mut guard = store.lock("thread-1").await;
         assert_eq!(guard.document().await.unwrap(), None);
         guard
-            .persist(&json!({"threadId": "thread-1", "n": 1}), false)
+            .persist(doc(json!({"threadId": "thread-1", "n": 1})), false)
             .await
             .unwrap();
         drop(guard);
@@ -982,7 +986,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
         let mut guard = store.lock("t").await;
-        guard.persist(&json!({"turn": 1}), false).await.unwrap();
+        guard.persist(doc(json!({"turn": 1})), false).await.unwrap();
         drop(guard);
         store.forget("t");
         // The file is not read again: its garbage goes unseen.
@@ -993,7 +997,7 @@ mod tests {
         // A failed write may leave either document in the file: from then
         // on the file is read.
         store.fail_before_rename.store(true, Ordering::SeqCst);
-        assert!(guard.persist(&json!({"turn": 2}), false).await.is_err());
+        assert!(guard.persist(doc(json!({"turn": 2})), false).await.is_err());
         drop(guard);
         store.forget("t");
         let mut guard = store.lock("t").await;
@@ -1036,7 +1040,10 @@ mod tests {
         let store = StateStore::open(&dir).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         let mut guard = store.lock("t").await;
-        let error = guard.persist(&json!({"v": 1}), false).await.unwrap_err();
+        let error = guard
+            .persist(doc(json!({"v": 1})), false)
+            .await
+            .unwrap_err();
         assert_eq!(error, StoreError::Os(libc::ENOENT));
         let message = error.to_string();
         assert!(message.contains("No such file or directory"), "{message}");
@@ -1048,9 +1055,15 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
         let mut guard = store.lock("t").await;
-        guard.persist(&json!({"v": "old"}), false).await.unwrap();
+        guard
+            .persist(doc(json!({"v": "old"})), false)
+            .await
+            .unwrap();
         store.fail_before_rename.store(true, Ordering::SeqCst);
-        assert!(guard.persist(&json!({"v": "new"}), false).await.is_err());
+        assert!(guard
+            .persist(doc(json!({"v": "new"})), false)
+            .await
+            .is_err());
         assert_eq!(
             guard.document().await.unwrap().unwrap()["v"],
             "old",
@@ -1075,12 +1088,12 @@ mod tests {
         // A crash before the rename leaves no file at all, not even a temp.
         store.fail_before_rename.store(true, Ordering::SeqCst);
         let mut guard = store.lock("t").await;
-        assert!(guard.persist(&json!({"v": 1}), false).await.is_err());
+        assert!(guard.persist(doc(json!({"v": 1})), false).await.is_err());
         assert_eq!(documents(&store), Vec::<String>::new());
         assert_eq!(guard.document().await.unwrap(), None);
         assert_eq!(pooled(&store), SPARES, "the spare went back");
         store.fail_before_rename.store(false, Ordering::SeqCst);
-        guard.persist(&json!({"v": 2}), false).await.unwrap();
+        guard.persist(doc(json!({"v": 2})), false).await.unwrap();
         assert_eq!(documents(&store), ["t.json"]);
         assert_eq!(mode(&store.dir().join("t.json")), 0o600);
         assert_eq!(guard.document().await.unwrap().unwrap()["v"], 2);
@@ -1097,7 +1110,7 @@ mod tests {
         let file = store.dir().join("t.json");
         let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
         let mut guard = store.lock("t").await;
-        guard.persist(&json!({"v": 1}), false).await.unwrap();
+        guard.persist(doc(json!({"v": 1})), false).await.unwrap();
         // The first write takes a spare's inode and name.
         let after_first = spares_on_disk(&store);
         assert_eq!(after_first.len(), SPARES - 1);
@@ -1111,7 +1124,7 @@ mod tests {
         };
         for v in 2..=4 {
             let (before, old) = (inodes(&spares_on_disk(&store)), ino(&file));
-            guard.persist(&json!({ "v": v }), false).await.unwrap();
+            guard.persist(doc(json!({ "v": v })), false).await.unwrap();
             let after = spares_on_disk(&store);
             // The same inodes: one spare and the file traded places.
             assert_eq!(inodes(&after), before, "nothing created or freed");
@@ -1126,9 +1139,9 @@ mod tests {
         assert_eq!(mode(&file), 0o600);
         // A longer document, then a shorter one, over the same inodes.
         let long = json!({ "v": "x".repeat(5000) });
-        guard.persist(&long, false).await.unwrap();
-        guard.persist(&json!({"v": 6}), false).await.unwrap();
-        guard.persist(&json!({"v": 7}), false).await.unwrap();
+        guard.persist(doc(long), false).await.unwrap();
+        guard.persist(doc(json!({"v": 6})), false).await.unwrap();
+        guard.persist(doc(json!({"v": 7})), false).await.unwrap();
         assert_eq!(stored(&file), r#"{"v":7}"#);
         assert_eq!(std::fs::metadata(&file).unwrap().len(), PAD_TO as u64);
         drop(guard);
@@ -1146,7 +1159,7 @@ mod tests {
         for i in 0..=SPARES / 2 {
             let id = format!("t{i}");
             let mut guard = store.lock(&id).await;
-            guard.persist(&json!({ "i": i }), false).await.unwrap();
+            guard.persist(doc(json!({ "i": i })), false).await.unwrap();
         }
         // The write that left fewer than half of them started a refill.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -1171,14 +1184,14 @@ mod tests {
         let elsewhere = root.path().join("elsewhere.json");
         std::fs::write(&elsewhere, b"keep").unwrap();
         let mut guard = store.lock("t").await;
-        guard.persist(&json!({"v": 1}), false).await.unwrap();
+        guard.persist(doc(json!({"v": 1})), false).await.unwrap();
         assert_eq!(guard.slot.on_disk, Some(true));
         std::fs::remove_file(&file).unwrap();
-        guard.persist(&json!({"v": 2}), false).await.unwrap();
+        guard.persist(doc(json!({"v": 2})), false).await.unwrap();
         assert_eq!(stored(&file), r#"{"v":2}"#);
         std::fs::remove_file(&file).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
-        guard.persist(&json!({"v": 3}), false).await.unwrap();
+        guard.persist(doc(json!({"v": 3})), false).await.unwrap();
         assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
         assert_eq!(stored(&file), r#"{"v":3}"#);
         // Traded into a spare's name, as no lookup saw the link first.
@@ -1190,7 +1203,7 @@ mod tests {
         // Enough writes of other threads to go through every spare.
         for i in 0..2 * SPARES {
             let mut other = store.lock(&format!("o{i}")).await;
-            other.persist(&json!({ "i": i }), false).await.unwrap();
+            other.persist(doc(json!({ "i": i })), false).await.unwrap();
         }
         assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
         drop(guard);
@@ -1222,7 +1235,7 @@ mod tests {
         }
         let mut guard = store.lock("t").await;
         for v in 1..=3 {
-            guard.persist(&json!({ "v": v }), false).await.unwrap();
+            guard.persist(doc(json!({ "v": v })), false).await.unwrap();
         }
         assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
         assert_eq!(std::fs::read(&linked).unwrap(), b"keep");
@@ -1270,7 +1283,10 @@ mod tests {
         let store = StateStore::open(root.path()).unwrap();
         for i in 0..n {
             let mut guard = store.lock(&format!("t{i}")).await;
-            guard.persist(&json!({ "v": "old" }), false).await.unwrap();
+            guard
+                .persist(doc(json!({ "v": "old" })), false)
+                .await
+                .unwrap();
         }
         (root, store)
     }
@@ -1320,7 +1336,7 @@ mod tests {
         // A write queued now starts a committer of its own.
         let mut guard = store.lock("t0").await;
         guard
-            .persist(&json!({ "v": "later" }), false)
+            .persist(doc(json!({ "v": "later" })), false)
             .await
             .unwrap();
         assert_eq!(batches(&store)[before + 2..], [(0, 1)]);
@@ -1435,7 +1451,7 @@ mod tests {
                     store
                         .lock(&id)
                         .await
-                        .persist(&json!({ "i": i }), false)
+                        .persist(doc(json!({ "i": i })), false)
                         .await
                 })
             })
@@ -1499,7 +1515,7 @@ mod tests {
         assert_eq!(guard.document().await.unwrap_err(), StoreError::Symlink);
         // Writing replaces the link, never the file it points to.
         guard
-            .persist(&json!({"threadId": "s"}), false)
+            .persist(doc(json!({"threadId": "s"})), false)
             .await
             .unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"{\"threadId\":\"s\"}");
@@ -1553,7 +1569,7 @@ mod tests {
             store
                 .lock(&id)
                 .await
-                .persist(&json!({"threadId": id}), false)
+                .persist(doc(json!({"threadId": id})), false)
                 .await
                 .unwrap();
         }
@@ -1575,7 +1591,7 @@ mod tests {
         store
             .lock("a")
             .await
-            .persist(&json!({"n": 1}), false)
+            .persist(doc(json!({"n": 1})), false)
             .await
             .unwrap();
         let held = store.lock("b").await;

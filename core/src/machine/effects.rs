@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::a2a::{JsonRpcRequest, StreamFrame};
 use crate::agui::Event;
+use crate::document::Encoded;
 
 /// Names one effect; its answer comes back with the same id.
 pub type EffectId = u64;
@@ -136,8 +137,8 @@ pub enum Output {
         id: EffectId,
         /// Thread whose file to write (see `document::thread_key`).
         thread_id: String,
-        /// The document.
-        document: Value,
+        /// The document, as its file holds it.
+        document: Encoded,
     },
     /// Send a JSON-RPC request to the A2A runtime (`A2A-Version: 1.0`, its
     /// bearer token). Streaming methods answer with `Frame`s then

@@ -643,7 +643,7 @@ impl Io {
         self.push(Output::Persist {
             id,
             thread_id: doc.thread_id.clone(),
-            document: doc.to_json(),
+            document: doc.encode(),
         });
         id
     }

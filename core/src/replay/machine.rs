@@ -201,13 +201,14 @@ fn record(
             thread_id,
             document,
         } => {
-            let parsed = ThreadDocument::parse(document, thread_id)
+            let value = document.to_value();
+            let parsed = ThreadDocument::parse(&value, thread_id)
                 .map_err(|e| format!("persisted document does not load: {e}"))?;
-            if parsed.to_json() != *document {
+            if parsed.encode() != *document {
                 return Err("persisted document does not round-trip".to_owned());
             }
             latest.insert("persist", *id);
-            persists.insert(*id, (thread_id.clone(), document.clone()));
+            persists.insert(*id, (thread_id.clone(), value));
         }
         Output::A2a {
             id,
