@@ -394,8 +394,8 @@ impl ThreadGuard {
     /// # Errors
     /// The write failed; the old document stays in place on disk.
     pub async fn persist(&mut self, document: Vec<u8>, admission: bool) -> Result<(), StoreError> {
-        let json: Arc<[u8]> = document.into();
-        let bytes = padded(json.to_vec());
+        let json: Arc<[u8]> = Arc::from(document.as_slice());
+        let bytes = padded(document);
         #[cfg(test)]
         let fail_before_rename = self
             .store
