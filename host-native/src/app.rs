@@ -195,7 +195,7 @@ mod tests {
         );
         assert_eq!(budget(RESERVED_DESCRIPTORS - 1, 2).connections(), 0);
         // README.md and ARCHITECTURE.md name the reserve.
-        assert_eq!(RESERVED_DESCRIPTORS, 484);
+        assert_eq!(RESERVED_DESCRIPTORS, 548);
         // RLIM_INFINITY
         assert!(budget(u64::MAX, 2).connections() > 1 << 40);
     }

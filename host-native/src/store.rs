@@ -6,10 +6,11 @@
 //! serialises requests on that thread (and only on that thread) and loads its
 //! file the first time it is needed. The directory is opened once, never
 //! through a symlink, and every file is reached relative to it. A write
-//! fills one of the directory's spare files (0600, never through a
-//! symlink), syncs it, and renames it into place: a thread's first write
-//! takes the file's name (`renameat2(RENAME_NOREPLACE)`, Linux), a later
-//! one trades places with the old document (`RENAME_EXCHANGE`), which
+//! fills a spare inode (0600, never reached through a symlink), syncs it,
+//! and puts it in place: a thread's first write fills an inode that has
+//! no name yet (`O_TMPFILE`) and links it in under the file's name, a
+//! later one fills one of the directory's spare files and trades places
+//! with the old document (`renameat2(RENAME_EXCHANGE)`, Linux), which
 //! becomes a spare. Then the directory is fsynced. Where that does not
 //! apply, a temp file in the same directory is written, fsynced, renamed
 //! over the file, and the directory fsynced. Either way a crash at any
@@ -48,11 +49,20 @@ pub const MAX_DOCUMENT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Spare files kept in the state directory (`.spare-<hex>`), so that no
 /// write waits for the file system to allocate an inode: a write fills a
-/// spare and renames it into place (see `StateStore::commit_through_spares`).
-/// Only a thread's first write uses one up; a background task makes new
-/// ones when half are gone.
+/// spare and trades places with the thread's file (see
+/// `StateStore::commit_through_spares`), whose inode becomes the spare.
+/// Only a thread's first write uses one up, when no unnamed spare is left;
+/// a background task makes new ones when half are gone.
 const SPARES: usize = 64;
 const SPARE_PREFIX: &str = ".spare-";
+
+/// Unnamed spare inodes (`O_TMPFILE`, held open) kept for threads' first
+/// writes: a first write fills one and links it in under the thread's
+/// name, one directory entry added where a named spare costs two changes
+/// (the rename adds the thread's name and removes the spare's) on top of
+/// the entry the spare was made with. A background task makes new ones
+/// when half are gone. They vanish when the process exits.
+const UNNAMED_SPARES: usize = 64;
 
 /// Unwritten data of others, in bytes, under which a batch of writes is
 /// flushed with one `syncfs` (see `flush`).
@@ -69,9 +79,10 @@ const MAX_BATCH: usize = SPARES;
 
 /// Most descriptors the store holds at once: the directory, each lane's
 /// batch (its files, and one more for a moment: a spare being made or
-/// `/proc/meminfo`), and the refill's spare being made. The server keeps
-/// them back from its runs' connections (`app::DescriptorBudget`).
-pub const MOST_DESCRIPTORS: u64 = 1 + 2 * (MAX_BATCH as u64 + 1) + 1;
+/// `/proc/meminfo`), the refill's spare being made, and the unnamed
+/// spares (a batch's files come out of them). The server keeps them back
+/// from its runs' connections (`app::DescriptorBudget`).
+pub const MOST_DESCRIPTORS: u64 = 1 + 2 * (MAX_BATCH as u64 + 1) + 1 + UNNAMED_SPARES as u64;
 
 /// Most documents kept in [`Recent`], and most bytes of them.
 const RECENT_DOCUMENTS: usize = 1024;
@@ -123,7 +134,12 @@ pub struct StateStore {
     queues: [Mutex<WriteQueue>; 2],
     /// Names of the spare files ready for a write.
     spares: Mutex<Vec<String>>,
-    /// A refill of `spares` is running.
+    /// Unnamed spare inodes ready for a first write, with their lengths.
+    unnamed: Mutex<Vec<(File, u64)>>,
+    /// `false` where unnamed inodes cannot be made or linked in (no
+    /// `O_TMPFILE` on this file system, or no `/proc`).
+    unnamed_ok: std::sync::atomic::AtomicBool,
+    /// A refill of `spares` and `unnamed` is running.
     refilling: std::sync::atomic::AtomicBool,
     /// `false` once the file system refused `renameat2` flags: every write
     /// then takes the temp-file path.
@@ -169,12 +185,13 @@ struct Write {
     done: oneshot::Sender<Result<(), StoreError>>,
 }
 
-/// A spare filled with a write's document, and the rename that puts it in
-/// place.
+/// A spare filled with a write's document, and how it is put in place.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[derive(Debug)]
 struct Spare {
-    name: String,
+    /// The spare file's name, renamed with `flags`; `None` for an unnamed
+    /// inode, linked in under the thread's name.
+    name: Option<String>,
     /// Shared with the blocking threads that flush it (`flush_each`).
     file: Arc<File>,
     flags: nix::fcntl::RenameFlags,
@@ -299,6 +316,8 @@ impl StateStore {
             slots: Mutex::new(HashMap::new()),
             queues: Default::default(),
             spares: Mutex::new(spares),
+            unnamed: Mutex::new(Vec::new()),
+            unnamed_ok: std::sync::atomic::AtomicBool::new(Path::new("/proc/self/fd").is_dir()),
             refilling: std::sync::atomic::AtomicBool::new(false),
             exchange: std::sync::atomic::AtomicBool::new(true),
             recent: Mutex::default(),
@@ -498,11 +517,12 @@ impl StateStore {
         }
     }
 
-    /// Writes a batch through spare files: each document goes into a spare,
-    /// each spare is synced, and each is renamed to its thread's file: a
-    /// first write takes the name (`RENAME_NOREPLACE`), a later one trades
+    /// Writes a batch through spares: each document goes into a spare,
+    /// each spare is synced, and each is put in place: a first write links
+    /// an unnamed inode in under the thread's name (or, with none left,
+    /// renames a spare file to it, `RENAME_NOREPLACE`), a later one trades
     /// places with the old document (`RENAME_EXCHANGE`), whose inode becomes
-    /// the spare. Then one directory fsync makes the renames durable. A
+    /// the spare. Then one directory fsync makes the new names durable. A
     /// file is at every moment the old document or the new one, as with a
     /// temp file and `rename`, but no inode is allocated or freed on the
     /// way: on ext4, under concurrent writes, that was most of a write's
@@ -537,28 +557,36 @@ impl StateStore {
                 synced
             };
             if let Err(error) = synced {
-                self.give_back(spare.name);
+                self.give_back_filled(spare, &write);
                 write.finish(Err(error));
                 continue;
             }
-            match renameat2(
-                directory,
-                spare.name.as_str(),
-                directory,
-                write.name.as_str(),
-                spare.flags,
-            ) {
+            let placed = match &spare.name {
+                Some(name) => renameat2(
+                    directory,
+                    name.as_str(),
+                    directory,
+                    write.name.as_str(),
+                    spare.flags,
+                ),
+                None => link_unnamed(&spare.file, directory, &write.name),
+            };
+            match placed {
                 Ok(()) => {
                     if spare.flags == RenameFlags::RENAME_EXCHANGE {
-                        self.give_back(spare.name);
+                        self.give_back_filled(spare, &write);
                     }
                     renamed.push(write);
                 }
                 Err(errno) => {
-                    self.give_back(spare.name);
+                    let refused = match spare.name {
+                        Some(_) => &self.exchange,
+                        None => &self.unnamed_ok,
+                    };
+                    self.give_back_filled(spare, &write);
                     match errno {
                         Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP => {
-                            self.exchange.store(false, Ordering::Relaxed);
+                            refused.store(false, Ordering::Relaxed);
                             general.push(write);
                         }
                         // The file appeared or went meanwhile: the general path decides.
@@ -597,12 +625,19 @@ impl StateStore {
                 _ => return None,
             },
         };
-        let flags = if exists {
-            RenameFlags::RENAME_EXCHANGE
-        } else {
-            RenameFlags::RENAME_NOREPLACE
+        let unnamed = if exists { None } else { self.take_unnamed() };
+        let (name, file, len, flags) = match unnamed {
+            Some((file, len)) => (None, file, len, RenameFlags::empty()),
+            None => {
+                let (name, file, len) = self.take_spare()?;
+                let flags = if exists {
+                    RenameFlags::RENAME_EXCHANGE
+                } else {
+                    RenameFlags::RENAME_NOREPLACE
+                };
+                (Some(name), file, len, flags)
+            }
         };
-        let (name, file, len) = self.take_spare()?;
         // Written over the old content: a document as long as the spare
         // (both padded to whole blocks) needs no block allocated or freed
         // and leaves the inode as it was, so fdatasync writes the data
@@ -622,10 +657,34 @@ impl StateStore {
                 flags,
             }),
             Err(error) => {
-                self.give_back(name);
+                // An unnamed inode of unknown length is dropped (freed).
+                if let Some(name) = name {
+                    self.give_back(name);
+                }
                 Err(io(error))
             }
         })
+    }
+
+    /// An unnamed spare inode from the pool, with its length.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn take_unnamed(&self) -> Option<(File, u64)> {
+        crate::locked(&self.unnamed).pop()
+    }
+
+    /// Returns a spare that `write` filled to its pool (an unnamed inode
+    /// is now as long as the write's document).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn give_back_filled(&self, spare: Spare, write: &Write) {
+        match spare.name {
+            Some(name) => self.give_back(name),
+            None => {
+                if let Ok(file) = Arc::try_unwrap(spare.file) {
+                    let len = write.bytes.len() as u64;
+                    crate::locked(&self.unnamed).push((file, len));
+                }
+            }
+        }
     }
 
     /// A spare from the pool (one that is no longer a plain file of ours is
@@ -656,26 +715,41 @@ impl StateStore {
         crate::locked(&self.spares).push(spare);
     }
 
-    /// Claims the refill when the pool is down to half (`false`: it is not,
+    /// Claims the refill when a pool is down to half (`false`: neither is,
     /// or another refill runs).
     fn wants_spares(&self) -> bool {
         use std::sync::atomic::Ordering;
-        let low = crate::locked(&self.spares).len() < SPARES / 2;
+        let low = crate::locked(&self.spares).len() < SPARES / 2
+            || (self.unnamed_ok.load(Ordering::Relaxed)
+                && crate::locked(&self.unnamed).len() < UNNAMED_SPARES / 2);
         low && !self.refilling.swap(true, Ordering::AcqRel)
     }
 
-    /// Tops the pool up to [`SPARES`]; runs on a blocking thread, one at a
-    /// time, off every write's path.
+    /// Tops the pools up to [`SPARES`] and [`UNNAMED_SPARES`]; runs on a
+    /// blocking thread, one at a time, off every write's path.
     fn make_spares(&self) {
+        use std::sync::atomic::Ordering;
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        while crate::locked(&self.spares).len() < SPARES {
-            let Some(name) = make_spare(&self.directory) else {
-                break;
-            };
-            self.give_back(name);
+        {
+            while crate::locked(&self.spares).len() < SPARES {
+                let Some(name) = make_spare(&self.directory) else {
+                    break;
+                };
+                self.give_back(name);
+            }
+            while self.unnamed_ok.load(Ordering::Relaxed)
+                && crate::locked(&self.unnamed).len() < UNNAMED_SPARES
+            {
+                match make_unnamed(&self.directory) {
+                    Ok(file) => crate::locked(&self.unnamed).push((file, 0)),
+                    Err(Errno::EOPNOTSUPP | Errno::EISDIR | Errno::EINVAL) => {
+                        self.unnamed_ok.store(false, Ordering::Relaxed);
+                    }
+                    Err(_) => break,
+                }
+            }
         }
-        self.refilling
-            .store(false, std::sync::atomic::Ordering::Release);
+        self.refilling.store(false, Ordering::Release);
     }
 
     /// Whether no file (nor symlink) is named `name`: one lookup, made on
@@ -868,27 +942,40 @@ fn unwritten_bytes() -> Option<u64> {
 /// takes; without `O_TMPFILE` or `/proc` it is created by name.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn make_spare(directory: &File) -> Option<String> {
-    use nix::fcntl::AT_FDCWD;
-    use std::os::fd::AsRawFd as _;
-
     let name = format!("{SPARE_PREFIX}{}", nonce_hex().ok()?);
-    let flags = OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
-    if let Ok(unnamed) = openat(directory, ".", flags, Mode::from_bits_truncate(0o600)) {
-        let proc_path = format!("/proc/self/fd/{}", unnamed.as_raw_fd());
-        let linked = nix::unistd::linkat(
-            AT_FDCWD,
-            proc_path.as_str(),
-            directory,
-            name.as_str(),
-            AtFlags::AT_SYMLINK_FOLLOW,
-        );
-        if linked.is_ok() {
+    if let Ok(unnamed) = make_unnamed(directory) {
+        if link_unnamed(&unnamed, directory, &name).is_ok() {
             return Some(name);
         }
     }
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL;
     open_at(directory, &name, flags, 0o600).ok()?;
     Some(name)
+}
+
+/// A new inode in `directory`'s file system with no name yet (0600, empty,
+/// `O_TMPFILE`): freed when it is closed unless it was linked in first.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn make_unnamed(directory: &File) -> Result<File, Errno> {
+    let flags = OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
+    openat(directory, ".", flags, Mode::from_bits_truncate(0o600)).map(File::from)
+}
+
+/// Gives the unnamed inode open as `file` the name `name` in `directory`
+/// (through `/proc/self/fd`, which needs no privilege); `EEXIST` when the
+/// name is taken, whatever it names.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn link_unnamed(file: &File, directory: &File, name: &str) -> Result<(), Errno> {
+    use nix::fcntl::AT_FDCWD;
+    use std::os::fd::AsRawFd as _;
+    let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    nix::unistd::linkat(
+        AT_FDCWD,
+        proc_path.as_str(),
+        directory,
+        name,
+        AtFlags::AT_SYMLINK_FOLLOW,
+    )
 }
 
 /// Documents are padded with blanks to whole blocks of this size (JSON
@@ -979,6 +1066,17 @@ mod tests {
 
     fn pooled(store: &StateStore) -> usize {
         store.spares.lock().unwrap().len()
+    }
+
+    fn unnamed_pooled(store: &StateStore) -> usize {
+        store.unnamed.lock().unwrap().len()
+    }
+
+    /// Leaves the store without unnamed inodes, as on a file system
+    /// without `O_TMPFILE`.
+    fn without_unnamed(store: &StateStore) {
+        store.unnamed_ok.store(false, Ordering::SeqCst);
+        store.unnamed.lock().unwrap().clear();
     }
 
     #[tokio::test]
@@ -1091,7 +1189,12 @@ mod tests {
         assert!(guard.persist(doc(json!({"v": 1})), false).await.is_err());
         assert_eq!(documents(&store), Vec::<String>::new());
         assert_eq!(guard.document().await.unwrap(), None);
-        assert_eq!(pooled(&store), SPARES, "the spare went back");
+        assert_eq!(pooled(&store), SPARES);
+        assert_eq!(
+            unnamed_pooled(&store),
+            UNNAMED_SPARES,
+            "the inode went back"
+        );
         store.fail_before_rename.store(false, Ordering::SeqCst);
         guard.persist(doc(json!({"v": 2})), false).await.unwrap();
         assert_eq!(documents(&store), ["t.json"]);
@@ -1111,11 +1214,10 @@ mod tests {
         let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
         let mut guard = store.lock("t").await;
         guard.persist(doc(json!({"v": 1})), false).await.unwrap();
-        // The first write takes a spare's inode and name.
-        let after_first = spares_on_disk(&store);
-        assert_eq!(after_first.len(), SPARES - 1);
-        assert!(spares.values().any(|&i| i == ino(&file)));
-        assert!(!after_first.values().any(|&i| i == ino(&file)));
+        // The first write links an unnamed inode in: no spare is used up.
+        assert_eq!(spares_on_disk(&store), spares);
+        assert!(!spares.values().any(|&i| i == ino(&file)));
+        assert_eq!(unnamed_pooled(&store), UNNAMED_SPARES - 1);
         let inodes = |spares: &BTreeMap<String, u64>| {
             let mut all: Vec<u64> = spares.values().copied().collect();
             all.push(ino(&file));
@@ -1144,6 +1246,11 @@ mod tests {
         guard.persist(doc(json!({"v": 7})), false).await.unwrap();
         assert_eq!(stored(&file), r#"{"v":7}"#);
         assert_eq!(std::fs::metadata(&file).unwrap().len(), PAD_TO as u64);
+        assert_eq!(
+            unnamed_pooled(&store),
+            UNNAMED_SPARES - 1,
+            "only the first write took one"
+        );
         drop(guard);
         let restarted = StateStore::open(root.path()).unwrap();
         assert_eq!(pooled(&restarted), SPARES, "spares found again and made up");
@@ -1154,21 +1261,47 @@ mod tests {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn spares_are_made_up_when_half_are_used() {
+        use std::os::unix::fs::MetadataExt as _;
         let root = tempfile::tempdir().unwrap();
         let store = StateStore::open(root.path()).unwrap();
-        for i in 0..=SPARES / 2 {
-            let id = format!("t{i}");
-            let mut guard = store.lock(&id).await;
+        let refilled = |pool: fn(&StateStore) -> usize, full: usize| {
+            let store = Arc::clone(&store);
+            async move {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                while pool(&store) < full && std::time::Instant::now() < deadline {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                pool(&store)
+            }
+        };
+        let spares = spares_on_disk(&store);
+        for i in 0..=UNNAMED_SPARES / 2 {
+            let mut guard = store.lock(&format!("t{i}")).await;
             guard.persist(doc(json!({ "i": i })), false).await.unwrap();
         }
         // The write that left fewer than half of them started a refill.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while pooled(&store) < SPARES && std::time::Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        assert_eq!(
+            refilled(unnamed_pooled, UNNAMED_SPARES).await,
+            UNNAMED_SPARES
+        );
+        assert_eq!(spares_on_disk(&store), spares, "no spare file used up");
+        assert_eq!(documents(&store).len(), UNNAMED_SPARES / 2 + 1);
+        // Without unnamed inodes, a first write takes a spare file's inode
+        // and name instead, and the spare files are made up in turn.
+        without_unnamed(&store);
+        for i in 0..=SPARES / 2 {
+            let id = format!("u{i}");
+            let mut guard = store.lock(&id).await;
+            guard.persist(doc(json!({ "i": i })), false).await.unwrap();
+            let file = store.dir().join(format!("{id}.json"));
+            let inode = std::fs::metadata(&file).unwrap().ino();
+            assert!(spares.values().any(|&spare| spare == inode));
         }
-        assert_eq!(pooled(&store), SPARES);
+        assert_eq!(refilled(pooled, SPARES).await, SPARES);
         assert_eq!(spares_on_disk(&store).len(), SPARES);
-        assert_eq!(documents(&store).len(), SPARES / 2 + 1);
+        assert_eq!(unnamed_pooled(&store), 0);
+        let written = UNNAMED_SPARES / 2 + 1 + SPARES / 2 + 1;
+        assert_eq!(documents(&store).len(), written);
     }
 
     /// A thread's next write does not look its file up: the store knows
@@ -1200,10 +1333,13 @@ mod tests {
             meta.file_type().is_symlink()
         });
         assert_eq!(traded.count(), 1);
-        // Enough writes of other threads to go through every spare.
+        // Enough writes of other threads to go through every spare (a
+        // thread's second write is the first to take one).
         for i in 0..2 * SPARES {
             let mut other = store.lock(&format!("o{i}")).await;
-            other.persist(doc(json!({ "i": i })), false).await.unwrap();
+            for _ in 0..2 {
+                other.persist(doc(json!({ "i": i })), false).await.unwrap();
+            }
         }
         assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
         drop(guard);
@@ -1401,7 +1537,7 @@ mod tests {
                 };
                 let spare = match i {
                     13 => Spare {
-                        name: "null".into(),
+                        name: Some("null".into()),
                         file: Arc::new(File::open("/dev/null").unwrap()),
                         flags: nix::fcntl::RenameFlags::RENAME_NOREPLACE,
                     },
