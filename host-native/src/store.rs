@@ -548,7 +548,7 @@ impl StateStore {
             }
         }
         let flushed = flush(&filled, directory);
-        let mut renamed = Vec::new();
+        let mut in_place = Vec::new();
         for ((write, spare), synced) in filled.into_iter().zip(flushed) {
             let stopped = Err(StoreError::Io(std::io::ErrorKind::Interrupted));
             let synced = if write.fail_before_rename {
@@ -576,7 +576,7 @@ impl StateStore {
                     if spare.flags == RenameFlags::RENAME_EXCHANGE {
                         self.give_back_filled(spare, &write);
                     }
-                    renamed.push(write);
+                    in_place.push(write);
                 }
                 Err(errno) => {
                     let refused = match spare.name {
@@ -596,15 +596,15 @@ impl StateStore {
                 }
             }
         }
-        if !renamed.is_empty() {
+        if !in_place.is_empty() {
             let synced = directory.sync_all().map_err(io);
-            renamed.into_iter().for_each(|w| w.finish(synced.clone()));
+            in_place.into_iter().for_each(|w| w.finish(synced.clone()));
         }
         general
     }
 
-    /// A spare holding `write`'s document, not yet synced, and the rename
-    /// that puts it in place. `None` when the spare path does not apply.
+    /// A spare holding `write`'s document, not yet synced, and how it is
+    /// put in place. `None` when the spare path does not apply.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn fill_spare(&self, write: &Write) -> Option<Result<Spare, StoreError>> {
         use nix::fcntl::RenameFlags;
