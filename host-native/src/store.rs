@@ -902,15 +902,16 @@ fn settle(placed: Vec<(Write, Option<Arc<File>>)>, directory: &File, quiet: impl
         return;
     }
     let synced = directory.sync_all().map_err(io);
+    // Each linked inode is flushed once the directory is.
     let mut inodes = match synced {
         Ok(()) => flush_each(&linked, Flush::Inode),
         Err(_) => Vec::new(),
     }
     .into_iter();
     for (write, file) in placed {
-        let result = match file {
-            Some(_) => inodes.next().unwrap_or_else(|| synced.clone()),
-            None => synced.clone(),
+        let result = match (&synced, file) {
+            (Ok(()), Some(_)) => inodes.next().expect("an outcome for each inode"),
+            _ => synced.clone(),
         };
         write.finish(result);
     }
