@@ -11,11 +11,20 @@
 //! A multi-threaded tokio runtime gives the same parallelism, but its
 //! workers wake each other to steal work: on two cores that cost about a
 //! third more CPU per relayed event (BENCHMARKS.md).
+//!
+//! Each loop's blocking threads (the store's flushes, document reads,
+//! large bodies and images) run [`BLOCKING_NICE`] steps nicer than the
+//! loops. They spend their time in the kernel or on work that was sent
+//! off the loops so as not to hold them up, and a loop woken by an event
+//! should not then wait for a core behind them.
 
 use std::cell::Cell;
 use std::future::Future;
 
 use tokio::runtime::{Builder, Handle, Runtime};
+
+/// How much nicer than the process the loops' blocking threads run.
+pub const BLOCKING_NICE: i32 = 10;
 
 thread_local! {
     /// The index of the loop this thread drives, if any.
@@ -59,7 +68,17 @@ impl EventLoops {
     /// # Errors
     /// A runtime or a thread could not be created.
     pub fn start(count: usize) -> std::io::Result<(Runtime, EventLoops)> {
-        let build = || Builder::new_current_thread().enable_all().build();
+        let build = || {
+            Builder::new_current_thread()
+                .enable_all()
+                .thread_name("iac-agui-blocking")
+                .on_thread_start(|| {
+                    // Raising one's own nice needs no privilege; where a
+                    // sandbox refuses it, the thread runs as it is.
+                    let _ = nicer_by(BLOCKING_NICE);
+                })
+                .build()
+        };
         let first = build()?;
         CURRENT.set(Some(0));
         let mut homes = vec![Home {
@@ -88,6 +107,14 @@ impl EventLoops {
     }
 }
 
+/// Makes the calling thread `steps` nicer, up to the lowest priority.
+fn nicer_by(steps: i32) -> std::io::Result<()> {
+    use rustix::process::{getpriority_process, setpriority_process};
+    let nice = getpriority_process(None)?;
+    setpriority_process(None, (nice + steps).min(19))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +140,33 @@ mod tests {
                 let expected: Vec<bool> = (0..3).map(|i| i == index).collect();
                 assert_eq!(mine, expected);
                 assert_eq!(others == std::thread::current().id(), index == 0);
+            }
+        });
+    }
+
+    #[test]
+    fn blocking_threads_run_nicer_than_the_loops() {
+        use rustix::process::getpriority_process;
+        let (runtime, loops) = EventLoops::start(2).unwrap();
+        let own = getpriority_process(None).unwrap();
+        let expected = (own + BLOCKING_NICE).min(19);
+        assert_ne!(
+            own, expected,
+            "the test runs at the lowest priority already"
+        );
+        runtime.block_on(async {
+            for home in loops.homes() {
+                let (on_loop, blocking) = home
+                    .spawn(async {
+                        let on_loop = getpriority_process(None).unwrap();
+                        let blocking =
+                            tokio::task::spawn_blocking(|| getpriority_process(None).unwrap());
+                        (on_loop, blocking.await.unwrap())
+                    })
+                    .await
+                    .unwrap();
+                assert_eq!(on_loop, own);
+                assert_eq!(blocking, expected);
             }
         });
     }
