@@ -71,7 +71,7 @@ impl EventLoops {
         let build = || {
             Builder::new_current_thread()
                 .enable_all()
-                .thread_name("iac-agui-blocking")
+                .thread_name("iac-agui-block")
                 .on_thread_start(|| {
                     // Raising one's own nice needs no privilege; where a
                     // sandbox refuses it, the thread runs as it is.
