@@ -1067,6 +1067,26 @@ mod tests {
         serde_json::to_vec(&value).unwrap()
     }
 
+    /// A write of `bytes` to `name` outside a lane, and where its outcome
+    /// arrives.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn write_of(
+        name: String,
+        exists: Option<bool>,
+        bytes: Vec<u8>,
+    ) -> (Write, oneshot::Receiver<Result<(), StoreError>>) {
+        let (done, outcome) = oneshot::channel();
+        let write = Write {
+            name,
+            exists,
+            bytes,
+            admission: false,
+            fail_before_rename: false,
+            done,
+        };
+        (write, outcome)
+    }
+
     #[tokio::test]
     async fn persist_and_reload_with_permissions() {
         let root = tempfile::tempdir().unwrap();
@@ -1584,15 +1604,7 @@ mod tests {
         let store = StateStore::open(root.path()).unwrap();
         let filled: Vec<(Write, Spare)> = (0..20)
             .map(|i| {
-                let (done, _) = oneshot::channel();
-                let write = Write {
-                    name: format!("t{i}.json"),
-                    exists: None,
-                    bytes: padded(b"{}".to_vec()),
-                    admission: false,
-                    fail_before_rename: false,
-                    done,
-                };
+                let (write, _) = write_of(format!("t{i}.json"), None, padded(b"{}".to_vec()));
                 let spare = match i {
                     13 => Spare {
                         name: Some("null".into()),
@@ -1638,15 +1650,7 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(i, file)| {
-                let (done, outcome) = oneshot::channel();
-                let write = Write {
-                    name: format!("t{i}.json"),
-                    exists: None,
-                    bytes: Vec::new(),
-                    admission: false,
-                    fail_before_rename: false,
-                    done,
-                };
+                let (write, outcome) = write_of(format!("t{i}.json"), None, Vec::new());
                 ((write, file.map(Arc::new)), outcome)
             })
             .unzip();
@@ -1673,15 +1677,7 @@ mod tests {
     fn renames_alone_settle_with_a_directory_fsync() {
         let root = tempfile::tempdir().unwrap();
         let directory = File::open(root.path()).unwrap();
-        let (done, outcome) = oneshot::channel();
-        let write = Write {
-            name: "t.json".into(),
-            exists: Some(true),
-            bytes: Vec::new(),
-            admission: false,
-            fail_before_rename: false,
-            done,
-        };
+        let (write, outcome) = write_of("t.json".into(), Some(true), Vec::new());
         settle(vec![(write, None)], &directory, || {
             panic!("no inode linked in: no syncfs to weigh")
         });
