@@ -985,7 +985,7 @@ fn unwritten_bytes() -> Option<u64> {
     // One `read` into a buffer well over the file's 1.5 KiB: `/proc` gives a
     // file's whole text in one read, and says its size is 0, so
     // `read_to_string` asked for the size and then read in ever larger
-    // pieces from 32 bytes on (ten calls instead of three, once per batch).
+    // pieces from 32 bytes on (eleven calls instead of three, once per batch).
     // A text cut short only makes the batch flush each file on its own.
     let mut buffer = [0u8; 8192];
     let length = File::open("/proc/meminfo").ok()?.read(&mut buffer).ok()?;
