@@ -40,6 +40,14 @@ grep -Eq '^\| runs on a kept connection +\| 16 *$' <<<"$conversations" || {
   echo "load-smoke: expected 16 turns on kept connections" >&2
   exit 1
 }
+# Ticks on the kernel's timer: every tick of every run comes back stamped.
+ticks=$("$load" --spawn --server-bin "$target/$profile/iac-agui" \
+  --runs 4 --concurrency 2 --scenario ticks:20:5:exact)
+echo "$ticks"
+grep -Eq '^\| tick latency .*\(n=80\) *$' <<<"$ticks" || {
+  echo "load-smoke: expected the latency of 80 ticks" >&2
+  exit 1
+}
 "$load" idle --spawn --server-bin "$target/$profile/iac-agui" \
   --streams 20 --concurrency 10 --hold 1.5 --heartbeat 0.5
 

@@ -62,6 +62,15 @@ steady=(--runs 100 --concurrency 100 --scenario ticks:2000:10 --skip-ticks 100)
 IAC_AGUI_WORKERS=1 "$load" "${ours[@]}" "${steady[@]}"
 "$load" "${a2a[@]}" "${steady[@]}"
 
+# The runtime ticks on tokio's timer, which counts whole milliseconds: the
+# ticks of all runs due in one millisecond go out together, ten at a time
+# here. With `:exact` each run ticks on a kernel timer at its own moments,
+# as independent streams do.
+section "the same steady state, each tick at its own time (ticks:2000:10:exact)"
+exact=(--runs 100 --concurrency 100 --scenario ticks:2000:10:exact --skip-ticks 100)
+"$load" "${ours[@]}" "${exact[@]}"
+"$load" "${a2a[@]}" "${exact[@]}"
+
 section "admission: plain runs, one client"
 "$load" "${ours[@]}" --runs 200 --scenario plain
 "$load" "${a2a[@]}" --runs 200 --scenario plain

@@ -31,6 +31,7 @@ mod answer;
 mod clock;
 mod frames;
 mod messages;
+mod metronome;
 mod pipeline;
 mod pipeline_state;
 mod rpc;

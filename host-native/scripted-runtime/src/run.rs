@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
 use crate::frames::{floatify_response, TurnIds};
+use crate::metronome::Metronome;
 use crate::sse::{data_event, error_event};
 use crate::store::{RunControl, Signal, Store, Subscriber, Wait};
 use crate::Shared;
@@ -42,11 +43,14 @@ pub(crate) enum Step {
     Deltas { ids: TurnIds, count: u64 },
     /// Emit `count` text deltas, one `every` interval, each sent at once
     /// and stamped with its send time (`tick-<i>@<Unix µs> `), so a client
-    /// can measure what lies between the runtime and itself.
+    /// can measure what lies between the runtime and itself. With `exact`
+    /// each tick goes out at its own time ([`Metronome`]), else on tokio's
+    /// millisecond beat.
     Ticks {
         ids: TurnIds,
         count: u64,
         every: Duration,
+        exact: bool,
     },
     /// Emit a mid-stream JSON-RPC error event.
     ErrorFrame(Value),
@@ -131,7 +135,12 @@ impl Player {
             match step {
                 Step::Frame(frame) => self.emit(frame).await,
                 Step::Deltas { ids, count } => self.deltas(&ids, count).await,
-                Step::Ticks { ids, count, every } => self.ticks(&ids, count, every).await,
+                Step::Ticks {
+                    ids,
+                    count,
+                    every,
+                    exact,
+                } => self.ticks(&ids, count, Metronome::new(every, exact)).await,
                 Step::ErrorFrame(error) => {
                     let error_json = error.to_string();
                     if let Some(sink) = &self.sink {
@@ -305,11 +314,10 @@ impl Player {
         }
     }
 
-    async fn ticks(&mut self, ids: &TurnIds, count: u64, every: Duration) {
-        let start = tokio::time::Instant::now();
+    async fn ticks(&mut self, ids: &TurnIds, count: u64, mut beat: Metronome) {
         for i in 0..count {
             tokio::select! {
-                () = tokio::time::sleep_until(start + every * (i as u32)) => {}
+                () = beat.next() => {}
                 () = self.cancel.wait() => break,
             }
             self.emit(ids.text(&tick_text(i))).await;

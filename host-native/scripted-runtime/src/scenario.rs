@@ -63,8 +63,9 @@ pub(crate) enum Scenario {
     Reject,
     BackupNotReady,
     Deltas(u64),
-    /// Count, and milliseconds between ticks.
-    Ticks(u64, u64),
+    /// Count, milliseconds between ticks, and whether each tick goes out at
+    /// its own time (`:exact`) rather than on tokio's millisecond beat.
+    Ticks(u64, u64, bool),
     Unknown(String),
 }
 
@@ -105,10 +106,12 @@ impl Scenario {
             "backup-not-ready" => Scenario::BackupNotReady,
             "deltas" => Scenario::Deltas(number.unwrap_or(10)),
             "ticks" => {
-                // `ticks:<N>` or `ticks:<N>:<ms>`.
-                let mut args = arg.unwrap_or("").split(':').map(|a| a.parse::<u64>().ok());
-                let count = args.next().flatten().unwrap_or(100);
-                Scenario::Ticks(count, args.next().flatten().unwrap_or(1).max(1))
+                // `ticks:<N>`, `ticks:<N>:<ms>` or `ticks:<N>:<ms>:exact`.
+                let mut args = arg.unwrap_or("").split(':');
+                let mut number = || args.next().and_then(|a| a.parse::<u64>().ok());
+                let count = number().unwrap_or(100);
+                let ms = number().unwrap_or(1).max(1);
+                Scenario::Ticks(count, ms, args.next() == Some("exact"))
             }
             _ => Scenario::Unknown(word),
         }
@@ -324,11 +327,12 @@ pub(crate) fn normal_turn(b: &mut Builder<'_>, scenario: &Scenario) -> Vec<Step>
             }
             steps.extend(b.close(&full));
         }
-        Scenario::Ticks(count, ms) => {
+        Scenario::Ticks(count, ms, exact) => {
             steps.push(Step::Ticks {
                 ids: b.ids.clone(),
                 count: *count,
                 every: Duration::from_millis(*ms),
+                exact: *exact,
             });
             // The texts carry send times, so the final one is left out.
             steps.extend(b.close(""));
@@ -398,13 +402,20 @@ mod tests {
         );
         assert_eq!(
             Scenario::parse("scenario:ticks:500"),
-            Scenario::Ticks(500, 1)
+            Scenario::Ticks(500, 1, false)
         );
         assert_eq!(
             Scenario::parse("scenario:ticks:500:10"),
-            Scenario::Ticks(500, 10)
+            Scenario::Ticks(500, 10, false)
         );
-        assert_eq!(Scenario::parse("scenario:ticks"), Scenario::Ticks(100, 1));
+        assert_eq!(
+            Scenario::parse("scenario:ticks:500:10:exact"),
+            Scenario::Ticks(500, 10, true)
+        );
+        assert_eq!(
+            Scenario::parse("scenario:ticks"),
+            Scenario::Ticks(100, 1, false)
+        );
         assert_eq!(
             Scenario::parse("scenario:slow:250 please"),
             Scenario::Slow(Some(250))
