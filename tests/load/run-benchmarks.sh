@@ -4,7 +4,7 @@
 # scripted A2A runtime in the load process) and against the runtime alone
 # (the A2A baseline for "added" latency).
 #
-#   bash tests/load/run-benchmarks.sh            everything (~7 min + build)
+#   bash tests/load/run-benchmarks.sh            everything (~8 min + build)
 #   SKIP_CRITERION=1 bash tests/load/run-benchmarks.sh   load figures, and the
 #                                                        floor before and after
 #
