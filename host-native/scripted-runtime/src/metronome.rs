@@ -18,7 +18,6 @@ pub(crate) struct Metronome {
     start: Instant,
     every: Duration,
     beats: u64,
-    #[cfg(target_os = "linux")]
     timer: Option<kernel::Timer>,
 }
 
@@ -26,36 +25,27 @@ impl Metronome {
     /// A beat every `every`; with `exact`, from the kernel's timer where
     /// there is one.
     pub(crate) fn new(every: Duration, exact: bool) -> Metronome {
-        #[cfg(not(target_os = "linux"))]
-        let _ = exact;
         Metronome {
             start: Instant::now(),
             every,
             beats: 0,
-            #[cfg(target_os = "linux")]
             timer: exact.then(|| kernel::Timer::new(every)).flatten(),
         }
     }
 
     /// Waits for the next beat (returns at once if it is overdue).
     pub(crate) async fn next(&mut self) {
-        #[cfg(target_os = "linux")]
-        if let Some(timer) = &mut self.timer {
-            if timer.next().await.is_none() {
-                // A timer that fails stops being used; the beat goes on
-                // from the same start.
-                self.timer = None;
-            }
-        }
-        #[cfg(target_os = "linux")]
-        let lockstep = self.timer.is_none();
-        #[cfg(not(target_os = "linux"))]
-        let lockstep = true;
-        if lockstep {
-            let beats = u32::try_from(self.beats).unwrap_or(u32::MAX);
-            tokio::time::sleep_until(self.start + self.every.saturating_mul(beats)).await;
-        }
+        let beat = u32::try_from(self.beats).unwrap_or(u32::MAX);
         self.beats += 1;
+        if let Some(timer) = &mut self.timer {
+            if timer.next().await.is_some() {
+                return;
+            }
+            // A timer that fails stops being used; the beat goes on from
+            // the same start.
+            self.timer = None;
+        }
+        tokio::time::sleep_until(self.start + self.every.saturating_mul(beat)).await;
     }
 }
 
@@ -121,6 +111,24 @@ mod kernel {
             }
             self.owed -= 1;
             Some(())
+        }
+    }
+}
+
+/// No kernel timer here: `exact` keeps the millisecond beat.
+#[cfg(not(target_os = "linux"))]
+mod kernel {
+    use std::time::Duration;
+
+    pub(super) enum Timer {}
+
+    impl Timer {
+        pub(super) fn new(_every: Duration) -> Option<Timer> {
+            None
+        }
+
+        pub(super) async fn next(&mut self) -> Option<()> {
+            match *self {}
         }
     }
 }
